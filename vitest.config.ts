@@ -1,0 +1,56 @@
+import vue from "@vitejs/plugin-vue";
+import { playwright } from "@vitest/browser-playwright";
+import { defineConfig } from "vitest/config";
+import { chromiumArgs, chromiumPath } from "./test/support/browser.ts";
+
+const browser = {
+  enabled: true,
+  headless: true,
+  screenshotFailures: false,
+  provider: playwright({
+    launchOptions: { executablePath: chromiumPath(), args: chromiumArgs }
+  }),
+  instances: [{ browser: "chromium" as const }]
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" }
+      },
+      {
+        test: { name: "server", include: ["test/server/**/*.test.ts"], environment: "node" }
+      },
+      {
+        test: {
+          name: "types",
+          include: [],
+          typecheck: {
+            enabled: true,
+            only: true,
+            include: ["test/types/**/*.test-d.ts"],
+            tsconfig: "test/tsconfig.json"
+          }
+        }
+      },
+      {
+        plugins: [vue()],
+        test: { name: "browser", include: ["test/browser/**/*.test.ts"], browser }
+      },
+      {
+        plugins: [vue()],
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // One wrangler dev for the run; files share it, each test uses its own conversation.
+          fileParallelism: false,
+          browser
+        }
+      }
+    ]
+  }
+});
