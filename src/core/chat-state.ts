@@ -1,0 +1,220 @@
+import type { ChatState, ChatStatus, UIMessage } from "ai";
+
+/** The smallest reactive cell the core needs: Vue's `shallowRef` fits it. */
+export interface Cell<T> {
+  value: T;
+}
+
+/** Shallow copy of a message and its parts: what a render may keep. */
+export function snapshotMessage<T>(value: T): T {
+  if (typeof value !== "object" || value === null || !Array.isArray((value as { parts?: unknown }).parts)) {
+    return value;
+  }
+  const message = value as unknown as UIMessage;
+  const copy = { ...message, parts: message.parts.map((part) => ({ ...part })) };
+  return copy as T;
+}
+
+export interface PublishingChatStateOptions<M extends UIMessage> {
+  initialMessages: M[];
+  messages: Cell<M[]>;
+  status: Cell<ChatStatus>;
+  error: Cell<Error | undefined>;
+  /** Milliseconds between message publications while a stream runs; `0`/`undefined` publishes every change. */
+  throttleMs?: number;
+  /** Applied to each message copy as it is published (the client tool-result overlay). */
+  decorate?: (message: M) => M;
+  /** Called after any change to messages, status or error. */
+  onChange?: () => void;
+}
+
+/**
+ * The chat state behind `AbstractChat`. The AI SDK mutates the streaming
+ * message in place and reports every chunk; this state keeps that working
+ * array private and publishes into shallow cells:
+ * - a published message is a copy, so the AI SDK's later mutations never leak
+ *   into what a component rendered;
+ * - unchanged messages keep their published identity, so a long transcript
+ *   costs nothing per chunk;
+ * - publications are throttled (leading edge, then at most one per interval),
+ *   while `status` and `error` are never delayed, and messages are flushed
+ *   before a terminal status becomes visible.
+ */
+export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
+  private working: M[];
+  private published: M[] = [];
+  private publishedSources: M[] = [];
+  private readonly dirty = new Set<number>();
+  private tail: readonly M[] = [];
+  private statusValue: ChatStatus = "ready";
+  private errorValue: Error | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private pending = false;
+  private active = true;
+  private readonly throttleMs: number | undefined;
+  private readonly cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
+  private readonly decorate: ((message: M) => M) | undefined;
+  private readonly onChange: (() => void) | undefined;
+
+  constructor(options: PublishingChatStateOptions<M>) {
+    this.working = options.initialMessages;
+    this.cells = options;
+    this.decorate = options.decorate;
+    this.onChange = options.onChange;
+    const ms = options.throttleMs;
+    this.throttleMs = ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+    this.publishNow();
+    options.status.value = this.statusValue;
+    options.error.value = this.errorValue;
+  }
+
+  get messages(): M[] {
+    return this.working;
+  }
+
+  set messages(next: M[]) {
+    const previous = this.working;
+    this.working = next;
+    for (let index = 0; index < next.length; index++) {
+      if (next[index] !== previous[index]) this.dirty.add(index);
+    }
+    this.changed();
+  }
+
+  pushMessage = (message: M): void => {
+    this.working.push(message);
+    this.dirty.add(this.working.length - 1);
+    this.changed();
+  };
+
+  popMessage = (): void => {
+    this.working.pop();
+    this.changed();
+  };
+
+  replaceMessage = (index: number, message: M): void => {
+    this.working[index] = message;
+    this.dirty.add(index);
+    this.changed();
+  };
+
+  snapshot = snapshotMessage;
+
+  get status(): ChatStatus {
+    return this.statusValue;
+  }
+
+  set status(status: ChatStatus) {
+    this.statusValue = status;
+    if (!this.active) return;
+    // A terminal status must never be visible before the final message is.
+    if (status === "ready" || status === "error") this.flush();
+    this.cells.status.value = status;
+    this.onChange?.();
+  }
+
+  get error(): Error | undefined {
+    return this.errorValue;
+  }
+
+  set error(error: Error | undefined) {
+    this.errorValue = error;
+    if (!this.active) return;
+    this.cells.error.value = error;
+    this.onChange?.();
+  }
+
+  /** Marks messages for re-publication, e.g. when the decoration changed for them. */
+  invalidate(predicate: (message: M) => boolean): void {
+    let any = false;
+    this.working.forEach((message, index) => {
+      if (predicate(message)) {
+        this.dirty.add(index);
+        any = true;
+      }
+    });
+    if (any) this.schedule();
+  }
+
+  /**
+   * Messages shown after the working ones without being part of the chat the
+   * AI SDK sends: sends queued while the socket is down.
+   */
+  setTail(tail: readonly M[]): void {
+    this.tail = tail;
+    this.flush();
+  }
+
+  /** Publishes pending changes now, cancelling the throttle window. */
+  flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.pending = false;
+    this.publishNow();
+  }
+
+  /** Stops publishing and releases the timer; the cells keep their last values. */
+  dispose(): void {
+    this.active = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = false;
+    this.dirty.clear();
+  }
+
+  private changed(): void {
+    this.schedule();
+    this.onChange?.();
+  }
+
+  private schedule(): void {
+    if (!this.active) return;
+    if (this.throttleMs === undefined) {
+      this.publishNow();
+      return;
+    }
+    if (this.timer === undefined) {
+      this.publishNow();
+      this.timer = setTimeout(this.windowEnded, this.throttleMs);
+    } else {
+      this.pending = true;
+    }
+  }
+
+  private readonly windowEnded = (): void => {
+    this.timer = undefined;
+    if (!this.active || !this.pending) return;
+    this.pending = false;
+    this.publishNow();
+    this.timer = setTimeout(this.windowEnded, this.throttleMs);
+  };
+
+  private publishNow(): void {
+    if (!this.active) return;
+    const working = this.working;
+    const next: M[] = [];
+    let changed = working.length + this.tail.length !== this.published.length;
+    for (let index = 0; index < working.length; index++) {
+      const message = working[index] as M;
+      if (!this.dirty.has(index) && this.publishedSources[index] === message) {
+        next.push(this.published[index] as M);
+        continue;
+      }
+      const copy = snapshotMessage(message);
+      next.push(this.decorate ? this.decorate(copy) : copy);
+      changed = true;
+    }
+    this.dirty.clear();
+    this.publishedSources = working.slice();
+    for (let index = 0; index < this.tail.length; index++) {
+      const queued = this.tail[index] as M;
+      if (this.published[working.length + index] !== queued) changed = true;
+      next.push(queued);
+    }
+    if (!changed) return;
+    this.published = next;
+    this.cells.messages.value = next;
+  }
+}

@@ -1,0 +1,139 @@
+import type { AgentConnection } from "agents/chat/transport";
+
+type Listener = (event: MessageEvent) => void;
+
+/**
+ * What the chat needs from a connection: `AgentClient` (from `agents/client`)
+ * and the connection `useAgent` returns both fit, as does any socket that
+ * speaks the `cf_agent_*` protocol.
+ */
+export interface AgentSocket {
+  send(data: string): boolean | void;
+  addEventListener(type: string, listener: (event: never) => void, options?: { signal?: AbortSignal }): void;
+  removeEventListener(type: string, listener: (event: never) => void): void;
+  /** WebSocket ready state; `1` is open. Sockets without it count as open. */
+  readonly readyState?: number;
+  /** Set by `AgentClient` when the connection closed for good. */
+  readonly connectionError?: Error | null;
+  close?(code?: number, reason?: string): void;
+  reconnect?(code?: number, reason?: string): void;
+}
+
+/** Handlers for the events of one socket, in the order the session needs them. */
+export interface SocketHandlers {
+  message(data: unknown): void;
+  open(): void;
+  close(event: { code?: number; reason?: string; wasClean?: boolean }): void;
+  error(event: unknown): void;
+}
+
+const OPEN = 1;
+
+/**
+ * Sits between one socket and everything that listens to it. The session
+ * gets every event first; the transport's per-stream listeners only get what
+ * the session lets through:
+ * - response frames the session did not swallow (a frame `onFrame` consumed
+ *   never reaches a stream);
+ * - the close of a socket that had opened, or the final close after which no
+ *   reconnect will come. A failed connection attempt does not end a request
+ *   that is still waiting in the socket's send buffer: it goes out when the
+ *   socket opens.
+ */
+export class SocketBridge {
+  private readonly messageListeners = new Set<Listener>();
+  private readonly closeListeners = new Set<Listener>();
+  private openedThisAttempt = false;
+  private disposed = false;
+  /** Whether the last close ended reconnection (a policy code, retries spent). */
+  finalClose = false;
+
+  readonly socket: AgentSocket;
+  private readonly handlers: SocketHandlers;
+
+  constructor(socket: AgentSocket, handlers: SocketHandlers) {
+    this.socket = socket;
+    this.handlers = handlers;
+    this.openedThisAttempt = this.isOpen;
+    socket.addEventListener("message", this.onMessage);
+    socket.addEventListener("open", this.onOpen);
+    socket.addEventListener("close", this.onClose);
+    socket.addEventListener("error", this.onError);
+  }
+
+  get isOpen(): boolean {
+    return this.socket.readyState === undefined || this.socket.readyState === OPEN;
+  }
+
+  /** The connection the transport sees. */
+  readonly transportView: AgentConnection = {
+    send: (data) => this.socket.send(data),
+    addEventListener: (type, listener, options) => {
+      const set = type === "message" ? this.messageListeners : type === "close" ? this.closeListeners : null;
+      if (!set) return;
+      set.add(listener);
+      options?.signal?.addEventListener("abort", () => set.delete(listener), { once: true });
+    },
+    removeEventListener: (type, listener) => {
+      if (type === "message") this.messageListeners.delete(listener);
+      if (type === "close") this.closeListeners.delete(listener);
+    }
+  };
+
+  /** Hands a response frame to the transport's streams. */
+  forwardToStreams(data: string): void {
+    if (this.messageListeners.size === 0) return;
+    const event = new MessageEvent("message", { data });
+    // A snapshot, as EventTarget takes: a stream started by this frame must not see it.
+    for (const listener of Array.from(this.messageListeners)) listener(event);
+  }
+
+  /** Ends every transport stream as if its socket had closed. */
+  interruptStreams(code = 1006): void {
+    if (this.closeListeners.size === 0) return;
+    const event = new MessageEvent("close", { data: code });
+    for (const listener of Array.from(this.closeListeners)) listener(event);
+  }
+
+  get streamListenerCount(): number {
+    return this.messageListeners.size + this.closeListeners.size;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.socket.removeEventListener("message", this.onMessage);
+    this.socket.removeEventListener("open", this.onOpen);
+    this.socket.removeEventListener("close", this.onClose);
+    this.socket.removeEventListener("error", this.onError);
+    this.messageListeners.clear();
+    this.closeListeners.clear();
+  }
+
+  private readonly onMessage = (event: MessageEvent) => {
+    if (!this.disposed) this.handlers.message(event.data);
+  };
+
+  private readonly onOpen = () => {
+    if (this.disposed) return;
+    this.openedThisAttempt = true;
+    this.finalClose = false;
+    this.handlers.open();
+  };
+
+  private readonly onClose = (event: CloseEvent) => {
+    if (this.disposed) return;
+    const opened = this.openedThisAttempt;
+    this.openedThisAttempt = false;
+    const socket = this.socket as { shouldReconnect?: boolean };
+    // AgentClient sets connectionError synchronously on a final close; a
+    // socket that stopped reconnecting for another reason says so too.
+    this.finalClose = !!this.socket.connectionError || socket.shouldReconnect === false;
+    this.handlers.close({ code: event?.code, reason: event?.reason, wasClean: event?.wasClean });
+    if (opened || this.finalClose) this.interruptStreams(event?.code);
+  };
+
+  private readonly onError = (event: Event) => {
+    if (!this.disposed) this.handlers.error(event);
+  };
+}

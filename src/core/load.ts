@@ -1,0 +1,78 @@
+import type { UIMessage } from "ai";
+import { agentNameToKebab } from "./address";
+import { isUIMessage } from "./frames";
+import { errorText } from "./tools";
+
+/** Request options for transcript reads. */
+export interface TranscriptRequestInit {
+  credentials?: RequestCredentials;
+  headers?: HeadersInit;
+}
+
+/**
+ * Reads a stored transcript. It never rejects: a failed response, a network
+ * error or a body that is not a list of messages is reported with
+ * `console.warn` (naming the agent and the status, never the URL's query)
+ * and reads as an empty transcript, so the chat keeps working.
+ */
+export async function fetchTranscript<M extends UIMessage>(
+  url: string,
+  init: TranscriptRequestInit,
+  label: string
+): Promise<M[]> {
+  let response: Response;
+  try {
+    response = await fetch(url, { credentials: init.credentials, headers: init.headers });
+  } catch (error) {
+    console.warn(`[agents-vue] Could not load the transcript of ${label}: ${errorText(error)}`);
+    return [];
+  }
+  if (!response.ok) {
+    console.warn(
+      `[agents-vue] Could not load the transcript of ${label}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}. Starting empty.`
+    );
+    return [];
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    console.warn(`[agents-vue] Could not read the transcript of ${label}: ${errorText(error)}`);
+    return [];
+  }
+  if (!text.trim()) return [];
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    console.warn(`[agents-vue] The transcript of ${label} is not valid JSON (HTTP ${response.status}). Starting empty.`);
+    return [];
+  }
+  if (!Array.isArray(data)) {
+    console.warn(`[agents-vue] The transcript of ${label} is not a list of messages. Starting empty.`);
+    return [];
+  }
+  const messages = data.filter(isUIMessage);
+  if (messages.length !== data.length) {
+    console.warn(
+      `[agents-vue] Dropped ${data.length - messages.length} malformed message(s) from the transcript of ${label}.`
+    );
+  }
+  return messages as M[];
+}
+
+/** Where to read a transcript from: an agent address, or a full URL. */
+export type GetAgentMessagesOptions = TranscriptRequestInit &
+  ({ host: string; agent: string; name: string } | { url: string });
+
+/**
+ * Reads an agent's stored transcript over HTTP (`/get-messages`), e.g. in a
+ * route loader before the chat mounts. Failures read as `[]` with a warning.
+ */
+export function getAgentMessages<M extends UIMessage = UIMessage>(options: GetAgentMessagesOptions): Promise<M[]> {
+  if ("url" in options) return fetchTranscript<M>(options.url, options, "the agent");
+  const scheme = typeof location === "undefined" ? "https:" : location.protocol;
+  const base = /^https?:\/\//.test(options.host) ? options.host : `${scheme}//${options.host}`;
+  const url = `${base.replace(/\/$/, "")}/agents/${agentNameToKebab(options.agent)}/${encodeURIComponent(options.name)}/get-messages`;
+  return fetchTranscript<M>(url, options, `${options.agent}/${options.name}`);
+}

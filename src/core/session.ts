@@ -1,0 +1,1584 @@
+import {
+  AbstractChat,
+  type ChatInit,
+  type ChatRequestOptions,
+  type ChatStatus,
+  type CreateUIMessage,
+  type FileUIPart,
+  type UIMessage,
+  convertFileListToFileUIParts,
+  generateId,
+  getToolName,
+  isToolUIPart
+} from "ai";
+import { WebSocketChatTransport } from "agents/chat/transport";
+import { type Cell, PublishingChatState } from "./chat-state";
+import { type AgentSocket, SocketBridge } from "./connection";
+import { type ChatFrame, type ResponseFrame, isRecord, parseJson, readFrame } from "./frames";
+import { ObservedMessage } from "./message-builder";
+import { type ChatTurnEndEvent, Wire } from "./protocol";
+import { type AITool, errorText, extractClientToolSchemas, pendingToolParts } from "./tools";
+import {
+  collapseReplayedText,
+  moveToEnd,
+  prependMissing,
+  restoreBuffered,
+  trimForServer
+} from "./transcript";
+
+/** Connection lifecycle as the UI sees it. */
+export type ConnectionStatus = "connecting" | "open" | "closed";
+
+/** Options for adding a tool output. */
+export interface AddToolOutputOptions {
+  /** The tool call to answer. */
+  toolCallId: string;
+  /** The tool's name; looked up from the tool part when omitted. */
+  toolName?: string;
+  /** The tool's output. */
+  output?: unknown;
+  /** `"output-error"` reports a failure (or a denial) instead of an output. */
+  state?: "output-available" | "output-error";
+  /** The error text when `state` is `"output-error"`. */
+  errorText?: string;
+}
+
+/** The callback that answers client-side tool calls without `execute`. */
+export type OnToolCallCallback = (options: {
+  /** The call waiting for an answer. */
+  toolCall: { toolCallId: string; toolName: string; input: unknown };
+  /** Answers this call (or reports an error with `state: "output-error"`). */
+  addToolOutput: (options: Omit<AddToolOutputOptions, "toolName">) => void;
+}) => void | Promise<void>;
+
+/** What `prepareSendMessagesRequest` receives. */
+export interface PrepareSendMessagesRequestOptions<M extends UIMessage = UIMessage> {
+  /** The socket's party key (`_pk`), as upstream passes it. */
+  id: string;
+  /** The full transcript the request is made from. */
+  messages: M[];
+  /** What made the request. */
+  trigger: "submit-message" | "regenerate-message";
+  /** The message an edit or resubmission rewrites. */
+  messageId?: string;
+}
+
+/** What `prepareSendMessagesRequest` may return; only `body` is sent over the socket. */
+export interface PrepareSendMessagesRequestResult {
+  /** Extra fields merged into the request body (they override `body`). */
+  body?: Record<string, unknown>;
+  /** Ignored on a WebSocket (accepted for upstream compatibility). */
+  headers?: HeadersInit;
+  /** Ignored on a WebSocket (accepted for upstream compatibility). */
+  credentials?: RequestCredentials;
+  /** Ignored on a WebSocket (accepted for upstream compatibility). */
+  api?: string;
+}
+
+/** A request body source: an object, or a function read at send time. */
+export type BodySource =
+  | Record<string, unknown>
+  | (() => Record<string, unknown> | Promise<Record<string, unknown>>);
+
+/** The options a session reads whenever it needs them (so they can change). */
+export interface SessionSettings<M extends UIMessage> {
+  resume: boolean;
+  cancelOnClientAbort: boolean;
+  autoContinueAfterToolResult: boolean;
+  autoSendAfterAllConfirmationsResolved: boolean;
+  syncMessagesToServer: boolean;
+  resyncOnReconnect: boolean;
+  sendOnlyNewMessages: boolean;
+  mergeMessages: (onScreen: M[], stored: M[]) => M[];
+  body?: BodySource;
+  prepareSendMessagesRequest?: (
+    options: PrepareSendMessagesRequestOptions<M>
+  ) => PrepareSendMessagesRequestResult | Promise<PrepareSendMessagesRequestResult>;
+  tools?: Record<string, AITool>;
+  toolsRequiringConfirmation: readonly string[];
+  automaticToolResolution: boolean;
+  onToolCall?: OnToolCallCallback;
+  onTurnEnd?: (event: ChatTurnEndEvent) => void;
+  onData?: ChatInit<M>["onData"];
+  onError?: ChatInit<M>["onError"];
+  onFinish?: ChatInit<M>["onFinish"];
+  onFrame?: (frame: unknown) => boolean | void;
+}
+
+/** The reactive outputs a session writes (shared across sessions of one composable). */
+export interface SessionCells<M extends UIMessage> {
+  messages: Cell<M[]>;
+  status: Cell<ChatStatus>;
+  error: Cell<Error | undefined>;
+  serverStreaming: Cell<boolean>;
+  recovering: Cell<boolean>;
+  toolContinuation: Cell<boolean>;
+  connectionError: Cell<Error | null>;
+  connection: Cell<ConnectionStatus>;
+  loading: Cell<boolean>;
+  runningToolCalls: Cell<ReadonlySet<string>>;
+  queued: Cell<M[]>;
+}
+
+/** How a session loads the stored transcript. */
+export type TranscriptReader<M extends UIMessage> = () => Promise<M[]>;
+
+export interface SessionConfig<M extends UIMessage> {
+  socket: AgentSocket;
+  /** Close the socket when the session ends (false for a shared connection). */
+  ownsSocket: boolean;
+  chatId: string;
+  /** Used in warnings: `agent/name`, never a URL with its query. */
+  label: string;
+  cells: SessionCells<M>;
+  settings: () => SessionSettings<M>;
+  chatInit: Pick<
+    ChatInit<M>,
+    "generateId" | "messageMetadataSchema" | "dataPartSchemas" | "sendAutomaticallyWhen" | "experimental_queue"
+  >;
+  throttleMs?: number;
+  initialMessages: M[];
+  /** Read on the first open; absent when the transcript was given. */
+  loadOnOpen?: TranscriptReader<M>;
+  /** Read on each reconnect when `resyncOnReconnect` is on. */
+  readStored?: TranscriptReader<M>;
+  /** The socket's party key, passed to `prepareSendMessagesRequest`. */
+  partyKey: () => string;
+}
+
+type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
+type Chunk = { type?: unknown; messageId?: unknown };
+
+const MAX_REMEMBERED_TURNS = 500;
+const warnedDeprecations = new Set<string>();
+
+/** One warning per key per page, for deprecated options (as upstream does). */
+export function warnDeprecated(key: string, message: string): void {
+  if (warnedDeprecations.has(key)) return;
+  warnedDeprecations.add(key);
+  console.warn(`[agents-vue] Deprecated: ${message}`);
+}
+
+class SessionChat<M extends UIMessage> extends AbstractChat<M> {
+  get chatState(): PublishingChatState<M> {
+    return this.state as PublishingChatState<M>;
+  }
+}
+
+function capSet(set: Set<string>, max: number) {
+  if (set.size <= max) return;
+  const oldest = set.values().next().value;
+  if (oldest !== undefined) set.delete(oldest);
+}
+
+function capMap<V>(map: Map<string, V>, max: number) {
+  if (map.size <= max) return;
+  const oldest = map.keys().next().value;
+  if (oldest !== undefined) map.delete(oldest);
+}
+
+/** The first chunk type of a response body without parsing the whole body. */
+function peekChunk(body: string): Chunk | undefined {
+  // Only `start` chunks matter for bookkeeping on the local path; everything
+  // else is rendered by the transport, so most frames skip the parse. (An
+  // escaped quote inside a string can never form this sequence.)
+  if (!body.includes('"type":"start"')) return undefined;
+  const chunk = parseJson(body);
+  return isRecord(chunk) ? (chunk as Chunk) : undefined;
+}
+
+/**
+ * One conversation over one socket: the `cf_agent_*` protocol state machine,
+ * the AI SDK chat it drives, and the reactive cells it publishes into.
+ *
+ * It follows upstream's React hook rule by rule (resume serialization #1837,
+ * replay dedupe #1733/#1951, streaming-assistant protection #1778/#2464,
+ * buffered sends #1983, held tool calls #2195, recovery #1620) but keeps each
+ * rule in a named method. Vue stays outside: the composable hands in cells
+ * and reads settings through a getter.
+ */
+export class ChatSession<M extends UIMessage> {
+  readonly chat: SessionChat<M>;
+  readonly transport: WebSocketChatTransport<M>;
+  private readonly bridge: SocketBridge;
+  private readonly config: SessionConfig<M>;
+  private readonly cells: SessionCells<M>;
+  private readonly state: PublishingChatState<M>;
+  private disposed = false;
+
+  // Requests this client owns (shared with the transport as activeRequestIds).
+  private readonly localRequestIds = new Set<string>();
+  private readonly bufferedSendIds = new Set<string>();
+  private readonly pendingReplayResume = new Set<string>();
+  private readonly replayRebuiltIds = new Set<string>();
+  private readonly fallbackAcked = new Set<string>();
+  private readonly localResponseIds = new Map<string, string>();
+  private protection: { assistantId: string; anchorId: string | null } | null = null;
+  private observer: { streamId: string; message: ObservedMessage } | null = null;
+  private lastObservedMerge: M | null = null;
+
+  private readonly turnErrors = new Map<string, string>();
+  private readonly endedTurns = new Set<string>();
+  private pendingTurnEnds: ChatTurnEndEvent[] = [];
+
+  // Tool calls
+  private readonly processedToolCalls = new Set<string>();
+  private readonly toolResults = new Map<string, unknown>();
+  private readonly runningToolCalls = new Set<string>();
+  private resolvingTools = false;
+
+  // Resume serialization (#1837)
+  private resumeGeneration = 0;
+  private resumeOperation: { generation: number; promise: Promise<void> } | null = null;
+  private reconnectProbePending = false;
+
+  // Socket edges
+  private socketOpen = false;
+  private everOpened = false;
+  private sawClose = false;
+  private idleProbeNeeded = false;
+  private idleProbeId: string | null = null;
+  private serverReportsRecovery = false;
+  private failedAttempts = 0;
+
+  // Held turns (#2195, #1620)
+  private unresolvedObservedRequestId: string | null = null;
+  private recoveringRequestId: string | null = null;
+
+  // Tool continuation
+  private continuationResuming = false;
+  private continuationPending = false;
+  private observedContinuationId: string | null = null;
+  private continuationTimer: ReturnType<typeof setTimeout> | null = null;
+  private continuationGeneration = 0;
+
+  // Transcript
+  /** Bumped by anything that empties or rewrites the transcript, so late reads are dropped. */
+  private transcriptEpoch = 0;
+  private readonly knownIds = new Set<string>();
+  private loadStarted = false;
+  private readonly loaded: Promise<void>;
+  private resolveLoaded!: () => void;
+  private resyncGeneration = 0;
+
+  // Offline sends
+  private readonly outbox: Array<{
+    message: M;
+    options: ChatRequestOptions | undefined;
+    settle: () => void;
+  }> = [];
+  private flushingOutbox = false;
+
+  private lastStatus: ChatStatus = "ready";
+  private reconcileQueued = false;
+  private readonly warned = new Map<string, number>();
+
+  constructor(config: SessionConfig<M>) {
+    this.config = config;
+    this.cells = config.cells;
+    this.loaded = new Promise((resolve) => {
+      this.resolveLoaded = resolve;
+    });
+    for (const message of config.initialMessages) this.knownIds.add(message.id);
+
+    this.state = new PublishingChatState<M>({
+      initialMessages: [...config.initialMessages],
+      messages: config.cells.messages,
+      status: config.cells.status,
+      error: config.cells.error,
+      throttleMs: config.throttleMs,
+      decorate: (message) => this.withToolResults(message),
+      onChange: () => this.scheduleReconcile()
+    });
+
+    this.bridge = new SocketBridge(config.socket, {
+      message: (data) => this.onSocketData(data),
+      open: () => this.onSocketOpen(),
+      close: (event) => this.onSocketClose(event),
+      error: () => this.onSocketError()
+    });
+
+    this.transport = new WebSocketChatTransport<M>({
+      agent: this.bridge.transportView,
+      activeRequestIds: this.localRequestIds,
+      cancelOnClientAbort: this.settings.cancelOnClientAbort,
+      onRequestBuffered: (messageId) => {
+        if (messageId) this.bufferedSendIds.add(messageId);
+      },
+      prepareBody: (request) => this.prepareBody(request)
+    });
+
+    this.chat = new SessionChat<M>({
+      ...config.chatInit,
+      id: config.chatId,
+      state: this.state,
+      transport: this.transport,
+      onData: (part) => this.settings.onData?.(part),
+      onError: (error) => this.settings.onError?.(error),
+      onFinish: (event) => {
+        this.rememberFinishedTurn(event);
+        this.settings.onFinish?.(event);
+      }
+    });
+
+    this.cells.serverStreaming.value = false;
+    this.cells.recovering.value = false;
+    this.cells.toolContinuation.value = false;
+    this.cells.runningToolCalls.value = new Set();
+    this.cells.queued.value = [];
+    this.cells.loading.value = !!config.loadOnOpen;
+    this.cells.connectionError.value = config.socket.connectionError ?? null;
+    this.cells.connection.value = this.bridge.isOpen ? "open" : "connecting";
+    if (!config.loadOnOpen) this.resolveLoaded();
+
+    if (this.bridge.isOpen) this.onSocketOpen();
+  }
+
+  private get settings(): SessionSettings<M> {
+    return this.config.settings();
+  }
+
+  /** Resolves once the first transcript is in (or was given). */
+  get ready(): Promise<void> {
+    return this.loaded;
+  }
+
+  get messages(): M[] {
+    return this.state.messages;
+  }
+
+  // ─── Socket events ────────────────────────────────────────────────
+
+  private onSocketOpen(): void {
+    if (this.disposed) return;
+    this.socketOpen = true;
+    this.failedAttempts = 0;
+    this.cells.connection.value = "open";
+    this.cells.connectionError.value = null;
+    const first = !this.everOpened;
+    this.everOpened = true;
+    if (first) {
+      // Probe first, then read: a turn still running is offered on this
+      // socket; one that ended before it opened is already stored.
+      if (this.settings.resume) void this.resumeStream().catch(() => {});
+      this.startFirstLoad();
+    } else if (this.sawClose) {
+      this.sawClose = false;
+      this.reconnectProbePending = true;
+      this.tryReconnectProbe();
+      this.resyncAfterReconnect();
+    }
+    this.scheduleReconcile();
+  }
+
+  private onSocketClose(event: { code?: number; reason?: string }): void {
+    if (this.disposed) return;
+    const wasOpen = this.socketOpen;
+    this.socketOpen = false;
+    this.cells.connection.value = this.bridge.finalClose ? "closed" : "connecting";
+    if (!wasOpen) {
+      // The attempt never opened: the address is unreachable or refused.
+      this.failedAttempts++;
+      this.cells.connectionError.value =
+        this.config.socket.connectionError ?? connectionFailure(this.config.label, event, this.failedAttempts);
+    } else if (this.config.socket.connectionError) {
+      this.cells.connectionError.value = this.config.socket.connectionError;
+    }
+    if (this.bridge.finalClose) this.failOutbox();
+    if (!wasOpen) return;
+
+    this.sawClose = true;
+    this.serverReportsRecovery = false;
+    this.fallbackAcked.clear();
+    // The transport ends every local stream on close and no done frame will
+    // reach us, so a cut-off local copy must not win over later snapshots (#2464).
+    this.protection = null;
+
+    const unfinished = this.transport.activeServerTurnId;
+    if (unfinished !== null) this.unresolvedObservedRequestId = unfinished;
+
+    if (!this.settings.resume) {
+      this.idleProbeNeeded ||=
+        unfinished !== null ||
+        this.observer !== null ||
+        this.unresolvedObservedRequestId !== null ||
+        this.recoveringRequestId !== null;
+      this.clearObserver();
+    }
+    this.scheduleReconcile();
+  }
+
+  private onSocketError(): void {
+    if (this.disposed || this.socketOpen) return;
+    this.cells.connectionError.value ??= connectionFailure(this.config.label, {}, this.failedAttempts + 1);
+  }
+
+  private onSocketData(data: unknown): void {
+    if (this.disposed) return;
+    const parsed = parseJson(data);
+    const onFrame = this.settings.onFrame;
+    if (onFrame) {
+      try {
+        if (onFrame(parsed === undefined ? data : parsed) === true) return;
+      } catch (error) {
+        console.error("[agents-vue] onFrame threw; the frame is handled as usual.", error);
+      }
+    }
+    if (parsed === undefined) {
+      this.warnLimited("non-json", `Ignored a socket frame that is not JSON (${describeData(data)}).`);
+      return;
+    }
+    const reading = readFrame<M>(parsed);
+    if (reading.kind === "other") return;
+    if (reading.kind === "invalid") {
+      this.warnLimited(reading.problem, `Ignored ${reading.problem}.`);
+      return;
+    }
+    try {
+      this.handleFrame(reading.frame);
+    } catch (error) {
+      // A frame must never take the chat down; report it and carry on.
+      console.error("[agents-vue] Failed to apply a chat frame:", error);
+    }
+    if (reading.frame.kind === "response") this.bridge.forwardToStreams(data as string);
+  }
+
+  private handleFrame(frame: ChatFrame<M>): void {
+    switch (frame.kind) {
+      case "clear":
+        this.clearObserver(false);
+        this.unresolvedObservedRequestId = null;
+        this.recoveringRequestId = null;
+        this.cells.recovering.value = false;
+        this.resetLocalState();
+        return;
+      case "recovering":
+        this.cells.recovering.value = frame.recovering;
+        this.serverReportsRecovery = frame.recovering;
+        if (!frame.recovering) this.recoveringRequestId = null;
+        this.scheduleReconcile();
+        return;
+      case "messages":
+        this.applySnapshot(frame.messages, frame.connect);
+        return;
+      case "message-updated":
+        this.applyMessageUpdate(frame.message);
+        return;
+      case "resume-none":
+        this.onResumeNone(frame.reason, frame.probeId);
+        return;
+      case "pending":
+        this.transport.handleStreamPending();
+        return;
+      case "resuming":
+        this.onStreamResuming(frame.id, frame.probeId);
+        return;
+      case "response":
+        this.onResponse(frame);
+        return;
+    }
+  }
+
+  // ─── Transcript frames ────────────────────────────────────────────
+
+  private applySnapshot(snapshot: M[], connect: boolean): void {
+    const buffered = connect ? new Set(this.bufferedSendIds) : new Set<string>();
+    this.bufferedSendIds.clear();
+    for (const message of snapshot) this.knownIds.add(message.id);
+    const current = this.state.messages;
+    let next = this.keepProtectedAssistant(snapshot, current);
+    // An observer builds the in-flight assistant itself; a snapshot behind the
+    // stream must not make its parts flicker away, unless it diverged (#2166).
+    const observed = this.observer?.message;
+    if (observed?.hasParts) {
+      const stored = next.find((message) => message.id === observed.id);
+      if (observed.parts.length >= (stored?.parts.length ?? 0) && !observed.divergesFrom(next)) {
+        next = this.mergeObserved(observed, next);
+      }
+    }
+    this.replaceAll(restoreBuffered(next, current, buffered));
+  }
+
+  /** Replaces the working transcript without telling the server (it told us). */
+  private replaceAll(next: M[]): void {
+    this.state.messages = next;
+  }
+
+  private applyMessageUpdate(updated: M): void {
+    const messages = this.state.messages;
+    let index = messages.findIndex((message) => message.id === updated.id);
+    if (index < 0) {
+      const toolCallIds = new Set(
+        updated.parts.flatMap((part) => {
+          const id = (part as { toolCallId?: unknown }).toolCallId;
+          return typeof id === "string" && id ? [id] : [];
+        })
+      );
+      if (toolCallIds.size > 0) {
+        index = messages.findIndex((message) =>
+          message.parts.some((part) => toolCallIds.has((part as { toolCallId?: string }).toolCallId ?? ""))
+        );
+      }
+    }
+    // Never append from an update: the message arrives by its own stream or
+    // a transcript frame, and appending here duplicated it (#1094).
+    if (index < 0) return;
+    const localId = (messages[index] as M).id;
+    this.knownIds.add(localId);
+    this.knownIds.add(updated.id);
+    this.state.replaceMessage(index, { ...updated, id: localId });
+  }
+
+  /** Keeps a live local assistant at the tail when a snapshot lags behind it (#1778). */
+  private keepProtectedAssistant(snapshot: readonly M[], current: readonly M[]): M[] {
+    const protection = this.protection;
+    if (!protection) return [...snapshot];
+    const index = snapshot.findIndex((message) => message.id === protection.assistantId);
+    if (index >= 0 && snapshot.slice(index + 1).some((message) => message.role === "assistant")) {
+      // The server moved past the protected message: trust the snapshot.
+      this.protection = null;
+      return [...snapshot];
+    }
+    const live =
+      current.find((message) => message.id === protection.assistantId) ??
+      snapshot.find((message) => message.id === protection.assistantId);
+    if (!live) return [...snapshot];
+    return [...snapshot.filter((message) => message.id !== protection.assistantId), live];
+  }
+
+  private protectStreamingTail(): void {
+    if (this.state.status !== "streaming") return;
+    const messages = this.state.messages;
+    const index = messages.findLastIndex((message) => message.role === "assistant");
+    if (index < 0) return;
+    const assistant = messages[index] as M;
+    if (this.protection?.assistantId !== assistant.id) {
+      this.protection = { assistantId: assistant.id, anchorId: messages[index - 1]?.id ?? null };
+    }
+    const moved = moveToEnd(messages, assistant.id);
+    if (moved !== messages) this.state.messages = moved;
+  }
+
+  private releaseProtection(assistantId: string | undefined): void {
+    const protection = this.protection;
+    if (!protection || (assistantId !== undefined && protection.assistantId !== assistantId)) return;
+    this.protection = null;
+    const messages = this.state.messages;
+    const from = messages.findIndex((message) => message.id === protection.assistantId);
+    if (from < 0) return;
+    const next = messages.slice();
+    const [message] = next.splice(from, 1);
+    if (protection.anchorId === null) next.unshift(message as M);
+    else {
+      const anchor = next.findIndex((candidate) => candidate.id === protection.anchorId);
+      next.splice(anchor >= 0 ? anchor + 1 : from, 0, message as M);
+    }
+    this.state.messages = next;
+  }
+
+  /** Clears a trailing assistant a replay is about to rebuild, keeping its shell (#1733). */
+  private resetForReplay(messageId: string): void {
+    const messages = this.state.messages;
+    const last = messages[messages.length - 1];
+    if (!last || last.role !== "assistant" || last.id !== messageId) return;
+    this.replayRebuiltIds.add(messageId);
+    this.state.replaceMessage(messages.length - 1, { ...last, parts: [] });
+  }
+
+  // ─── Resume handshake ─────────────────────────────────────────────
+
+  private onResumeNone(reason: string | undefined, probeId: string | undefined): void {
+    const handled = this.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
+    const answersIdleProbe = this.idleProbeId !== null && probeId === this.idleProbeId;
+    if (answersIdleProbe) this.idleProbeId = null;
+    // Only a correlated `idle` proves the server is inactive (#1914).
+    if ((handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string") {
+      this.clearObserver(false);
+      this.unresolvedObservedRequestId = null;
+      if (!this.serverReportsRecovery) this.recoveringRequestId = null;
+      if (this.observedContinuationId !== null) this.resetToolContinuation();
+    }
+    this.scheduleReconcile();
+  }
+
+  private onStreamResuming(id: string, probeId: string | undefined): void {
+    // Server turns are serialized: an offer for another request ends the held one.
+    if (this.unresolvedObservedRequestId !== id) this.unresolvedObservedRequestId = null;
+    if (probeId !== undefined && probeId === this.idleProbeId) this.idleProbeId = null;
+    const awaiting = this.transport.isAwaitingResume();
+    const earlyContinuation = this.continuationResuming && !awaiting;
+    if (!this.settings.resume && !awaiting && !earlyContinuation) {
+      // Not resuming: a live stream is withheld from this socket until it ends.
+      if (probeId === undefined) this.unresolvedObservedRequestId = id;
+      if (this.recoveringRequestId !== null && this.recoveringRequestId !== id) this.recoveringRequestId = null;
+      this.scheduleReconcile();
+      return;
+    }
+    if (!this.continuationResuming) this.pendingReplayResume.add(id);
+    // The transport's waiting probe takes the offer: it ACKs and attaches.
+    if (this.transport.handleStreamResuming({ id })) {
+      this.scheduleReconcile();
+      return;
+    }
+    // The server offers from both onConnect and the probe answer (#1733).
+    if (this.localRequestIds.has(id) || this.fallbackAcked.has(id)) return;
+    if (earlyContinuation) {
+      this.continuationPending = false;
+      this.observedContinuationId = id;
+      this.clearContinuationTimer();
+    }
+    this.observer = { streamId: id, message: new ObservedMessage(generateId()) };
+    this.transport.observeServerTurn(id);
+    this.cells.serverStreaming.value = true;
+    if (this.recoveringRequestId !== null && this.recoveringRequestId !== id) this.recoveringRequestId = null;
+    this.cells.recovering.value = false;
+    this.fallbackAcked.add(id);
+    this.send({ type: Wire.streamResumeAck, id });
+    this.scheduleReconcile();
+  }
+
+  // ─── Response frames ──────────────────────────────────────────────
+
+  private onResponse(frame: ResponseFrame): void {
+    const { id } = frame;
+    if ((frame.done || frame.error) && this.unresolvedObservedRequestId === id) {
+      this.unresolvedObservedRequestId = null;
+    }
+    if (frame.done && frame.outcome === "recovering") this.recoveringRequestId = id;
+    else if (
+      this.recoveringRequestId !== null &&
+      this.recoveringRequestId !== id &&
+      !frame.replay &&
+      frame.outcome !== "skipped"
+    ) {
+      this.recoveringRequestId = null;
+    }
+    this.reportTurnEnd(frame);
+    if (this.localRequestIds.has(id)) this.onLocalResponse(frame);
+    else this.onObservedResponse(frame);
+    if (frame.done || frame.error) this.scheduleReconcile();
+  }
+
+  /** A frame of a request this client owns: the transport renders it, we keep the books. */
+  private onLocalResponse(frame: ResponseFrame): void {
+    const { id } = frame;
+    const chunk = peekChunk(frame.body);
+    if (chunk?.type === "start" && typeof chunk.messageId === "string") {
+      const assistantId = chunk.messageId;
+      this.localResponseIds.set(id, assistantId);
+      if (!frame.continuation && this.protection?.assistantId !== assistantId) {
+        // Re-arm protection on the real assistant id of this turn.
+        const messages = this.state.messages;
+        const index = messages.findIndex((message) => message.id === assistantId);
+        const anchorId =
+          index >= 0 ? (messages[index - 1]?.id ?? null) : (messages[messages.length - 1]?.id ?? null);
+        this.protection = { assistantId, anchorId };
+      }
+      if (
+        frame.replay &&
+        !frame.continuation &&
+        !this.continuationResuming &&
+        this.observedContinuationId !== id
+      ) {
+        this.pendingReplayResume.delete(id);
+        this.resetForReplay(assistantId);
+      }
+    }
+    if (frame.done || frame.error || frame.replayComplete) this.pendingReplayResume.delete(id);
+    if (frame.done || frame.error) {
+      if (this.observer?.streamId === id) {
+        this.observer = null;
+        this.cells.serverStreaming.value = false;
+      }
+      this.transport.handleServerTurnCompleted(id);
+      this.releaseProtection(this.localResponseIds.get(id));
+      this.localResponseIds.delete(id);
+      this.localRequestIds.delete(id);
+      this.fallbackAcked.delete(id);
+      if (this.observedContinuationId === id) this.resetToolContinuation();
+    }
+  }
+
+  /** A frame of a request this client did not send: render it through the observer. */
+  private onObservedResponse(frame: ResponseFrame): void {
+    const { id } = frame;
+    const observing = this.observer?.streamId === id;
+    if (frame.replay && !this.observer && !this.pendingReplayResume.has(id)) return;
+    // A request nobody here watches ended (e.g. a send the server skipped).
+    if (
+      frame.done &&
+      !frame.error &&
+      !observing &&
+      !this.pendingReplayResume.has(id) &&
+      this.observedContinuationId !== id
+    ) {
+      this.transport.appliedChunks.forget(id);
+      this.transport.handleServerTurnCompleted(id);
+      this.fallbackAcked.delete(id);
+      return;
+    }
+    if (frame.error) {
+      this.pendingReplayResume.delete(id);
+      this.transport.appliedChunks.forget(id);
+      this.transport.handleServerTurnCompleted(id);
+      this.fallbackAcked.delete(id);
+      this.cells.recovering.value = false;
+      if (!this.observer || observing) this.clearObserver(false);
+      if (this.observedContinuationId === id) this.resetToolContinuation();
+      return;
+    }
+
+    const appliedReplay = this.transport.appliedChunks.isAppliedReplay(id, frame);
+    let chunk: unknown;
+    if (frame.body.trim()) {
+      chunk = parseJson(frame.body);
+      if (chunk === undefined) {
+        this.warnLimited("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
+      } else if (isRecord(chunk)) {
+        if (
+          frame.replay &&
+          !frame.continuation &&
+          !this.continuationResuming &&
+          this.observedContinuationId !== id &&
+          chunk.type === "start" &&
+          typeof chunk.messageId === "string"
+        ) {
+          this.pendingReplayResume.delete(id);
+          this.resetForReplay(chunk.messageId);
+        }
+        if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
+          this.settings.onData?.(chunk as never);
+        }
+      }
+    }
+    if (frame.done || frame.replayComplete) this.pendingReplayResume.delete(id);
+    if (frame.done) {
+      this.transport.handleServerTurnCompleted(id);
+      this.fallbackAcked.delete(id);
+      if (frame.outcome !== "recovering") this.cells.recovering.value = false;
+    }
+    const endsObservedContinuation = frame.done && this.observedContinuationId === id;
+    const chunkType = isRecord(chunk) ? chunk.type : undefined;
+    // A replayed `start` still re-seeds the message, which holds the applied chunks.
+    const alreadyApplied = appliedReplay && chunkType !== "start";
+    if (frame.done) this.transport.appliedChunks.forget(id);
+    else if (!alreadyApplied) this.transport.appliedChunks.record(id, frame.seq);
+
+    this.observeChunk(frame, alreadyApplied ? undefined : chunk);
+    if (endsObservedContinuation) this.resetToolContinuation();
+  }
+
+  /** The observer state machine: one accumulating message per observed stream. */
+  private observeChunk(frame: ResponseFrame, chunk: unknown): void {
+    const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
+    if (!this.observer || this.observer.streamId !== frame.id || replayedStart) {
+      // A replay restarts from chunk 0: a fresh message makes it idempotent.
+      this.observer = { streamId: frame.id, message: new ObservedMessage(generateId(), frame.continuation) };
+    }
+    const observed = this.observer.message;
+    if (chunk !== undefined) observed.apply(chunk);
+    if (frame.done) {
+      this.observer = null;
+      this.cells.serverStreaming.value = false;
+      this.mergeObservedUnlessDiverged(observed);
+      if (observed.hasParts) this.knownIds.add(observed.id);
+      return;
+    }
+    this.cells.serverStreaming.value = true;
+    if (chunk !== undefined && !frame.replay) this.mergeObservedUnlessDiverged(observed);
+    else if (frame.replayComplete) this.replaceAll(this.mergeObserved(observed, this.state.messages));
+  }
+
+  private mergeObservedUnlessDiverged(observed: ObservedMessage): void {
+    const messages = this.state.messages;
+    const index = observed.targetIndex(messages);
+    // Our own last merge cannot have diverged; only another writer's copy can.
+    if (index >= 0 && messages[index] !== this.lastObservedMerge && observed.divergesFrom(messages)) return;
+    const message = observed.toMessage<M>();
+    this.lastObservedMerge = message;
+    if (index >= 0) this.state.replaceMessage(index, message);
+    else this.state.pushMessage(message);
+  }
+
+  private mergeObserved(observed: ObservedMessage, messages: M[]): M[] {
+    const index = observed.targetIndex(messages);
+    const next = messages.slice();
+    if (index >= 0) next[index] = observed.toMessage<M>();
+    else next.push(observed.toMessage<M>());
+    return next;
+  }
+
+  private clearObserver(holdObserved = true): void {
+    if (holdObserved && this.observer) this.unresolvedObservedRequestId = this.observer.streamId;
+    this.observer = null;
+    this.cells.serverStreaming.value = false;
+    if (holdObserved && this.observedContinuationId !== null) this.resetToolContinuation();
+  }
+
+  // ─── Turn end ─────────────────────────────────────────────────────
+
+  private reportTurnEnd(frame: ResponseFrame): void {
+    if (frame.error && !frame.done) {
+      this.turnErrors.set(frame.id, frame.body);
+      capMap(this.turnErrors, MAX_REMEMBERED_TURNS);
+      return;
+    }
+    if (!frame.done) return;
+    const earlierError = this.turnErrors.get(frame.id);
+    this.turnErrors.delete(frame.id);
+    const outcome = frame.error
+      ? "error"
+      : (frame.outcome ?? (earlierError !== undefined ? "error" : "completed"));
+    if (outcome === "recovering" || this.endedTurns.has(frame.id)) return;
+    this.endedTurns.add(frame.id);
+    capSet(this.endedTurns, MAX_REMEMBERED_TURNS);
+    const error = frame.error ? frame.body : earlierError;
+    const event: ChatTurnEndEvent = {
+      requestId: frame.id,
+      ...(frame.messageIds ? { messageIds: frame.messageIds } : {}),
+      outcome,
+      ...(outcome === "error" && error ? { error } : {}),
+      replay: frame.replay
+    };
+    const status = this.state.status;
+    // Our own turn is still settling in the AI SDK: report it once it has.
+    if (this.localRequestIds.has(frame.id) && (status === "submitted" || status === "streaming")) {
+      this.pendingTurnEnds.push(event);
+    } else {
+      this.callUser("onTurnEnd", () => this.settings.onTurnEnd?.(event));
+    }
+  }
+
+  // ─── Resume entry points ──────────────────────────────────────────
+
+  /** Serialized AI SDK resume: every caller shares the running one (#1837). */
+  resumeStream(options?: ChatRequestOptions): Promise<void> {
+    const active = this.resumeOperation;
+    if (active) return active.promise;
+    const operation = { generation: this.resumeGeneration, promise: Promise.resolve() };
+    this.resumeOperation = operation;
+    operation.promise = this.chat.resumeStream(options).finally(() => {
+      if (this.resumeOperation !== operation || this.resumeGeneration !== operation.generation) return;
+      this.resumeOperation = null;
+      // An open edge that arrived while this ran is retried, not lost.
+      this.tryReconnectProbe();
+      this.scheduleReconcile();
+    });
+    return operation.promise;
+  }
+
+  private tryReconnectProbe(): void {
+    if (this.disposed || !this.socketOpen || !this.reconnectProbePending) return;
+    if (!this.settings.resume) {
+      this.reconnectProbePending = false;
+      if (this.idleProbeNeeded) {
+        this.idleProbeNeeded = false;
+        this.idleProbeId = generateId();
+        this.send({ type: Wire.streamResumeRequest, probeId: this.idleProbeId });
+      }
+      return;
+    }
+    // A handshake that crossed the disconnect is re-sent, not restarted.
+    if (this.transport.retryPendingResume()) {
+      this.reconnectProbePending = false;
+      return;
+    }
+    const status = this.state.status;
+    if (
+      (status !== "ready" && status !== "error") ||
+      (this.continuationResuming && this.observedContinuationId === null) ||
+      this.resumeOperation !== null
+    ) {
+      return;
+    }
+    this.reconnectProbePending = false;
+    void this.resumeStream().catch(() => {});
+  }
+
+  // ─── Loading and resync ───────────────────────────────────────────
+
+  private startFirstLoad(): void {
+    const load = this.config.loadOnOpen;
+    if (!load || this.loadStarted) return;
+    this.loadStarted = true;
+    const epoch = this.transcriptEpoch;
+    this.cells.loading.value = true;
+    void this.readTranscript(load).then((stored) => {
+      if (this.disposed) return;
+      this.cells.loading.value = false;
+      if (stored && epoch === this.transcriptEpoch) {
+        for (const message of stored) this.knownIds.add(message.id);
+        this.replaceAll(prependMissing(stored, this.state.messages));
+      }
+      this.resolveLoaded();
+    });
+  }
+
+  private resyncAfterReconnect(): void {
+    const read = this.config.readStored;
+    if (!read || !this.settings.resyncOnReconnect) return;
+    const generation = ++this.resyncGeneration;
+    const epoch = this.transcriptEpoch;
+    void this.readTranscript(read).then((stored) => {
+      if (this.disposed || !stored || generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) {
+        return;
+      }
+      for (const message of stored) this.knownIds.add(message.id);
+      let merged: M[];
+      try {
+        merged = this.settings.mergeMessages([...this.state.messages], stored);
+      } catch (error) {
+        console.error("[agents-vue] mergeMessages threw; the on-screen transcript is kept.", error);
+        return;
+      }
+      if (!Array.isArray(merged)) {
+        console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
+        return;
+      }
+      this.replaceAll(merged);
+    });
+  }
+
+  /** Runs a transcript reader; failures were already reported, so they read as nothing. */
+  private async readTranscript(read: TranscriptReader<M>): Promise<M[] | null> {
+    try {
+      const stored = await read();
+      if (!Array.isArray(stored)) {
+        console.warn(`[agents-vue] The stored transcript of ${this.config.label} is not an array; ignoring it.`);
+        return null;
+      }
+      return stored;
+    } catch (error) {
+      console.warn(`[agents-vue] Could not read the transcript of ${this.config.label}:`, errorText(error));
+      return null;
+    }
+  }
+
+  // ─── Requests ─────────────────────────────────────────────────────
+
+  private async prepareBody(request: {
+    messages: M[];
+    trigger: "submit-message" | "regenerate-message";
+    messageId?: string;
+  }): Promise<Record<string, unknown>> {
+    const settings = this.settings;
+    this.transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
+    let body: Record<string, unknown> = {};
+    const source = settings.body;
+    if (source) body = { ...(typeof source === "function" ? await source() : source) };
+    const clientTools = extractClientToolSchemas(settings.tools);
+    if (clientTools) body.clientTools = clientTools;
+    if (settings.prepareSendMessagesRequest) {
+      const result = await settings.prepareSendMessagesRequest({
+        id: this.config.partyKey(),
+        messages: request.messages,
+        trigger: request.trigger,
+        messageId: request.messageId
+      });
+      if (isRecord(result?.body)) Object.assign(body, result.body);
+    }
+    if (settings.sendOnlyNewMessages && request.trigger === "submit-message" && !("messages" in body)) {
+      const trimmed = trimForServer(request.messages, this.knownIds, request.messageId);
+      if (trimmed.afterMessageId !== undefined) {
+        body.messages = trimmed.messages;
+        body.afterMessageId = trimmed.afterMessageId;
+      }
+    }
+    return body;
+  }
+
+  private rememberFinishedTurn(event: { message: M; messages: M[]; isAbort: boolean; isError: boolean; isDisconnect: boolean }) {
+    if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
+    const index = event.messages.findIndex((message) => message.id === event.message.id);
+    if (index < 0) return;
+    for (let i = 0; i <= index; i++) this.knownIds.add((event.messages[i] as M).id);
+  }
+
+  /**
+   * Sends a message. While the socket is down the message is shown at once
+   * and queued; queued messages go out in order once it opens, each after the
+   * previous turn settled, so the server stores every question with its answer.
+   */
+  sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
+    const isEdit = isRecord(message) && (message as { messageId?: unknown }).messageId != null;
+    if (message !== undefined && !isEdit && (!this.socketOpen || this.outbox.length > 0)) {
+      return this.enqueue(message, options);
+    }
+    const request = this.chat.sendMessage(message, options);
+    if (message !== undefined && !isEdit) this.protectStreamingTail();
+    return request;
+  }
+
+  private async enqueue(input: NonNullable<SendInput<M>>, options: ChatRequestOptions | undefined): Promise<void> {
+    const message = await this.toUserMessage(input);
+    if (this.disposed) return;
+    return new Promise<void>((settle) => {
+      this.outbox.push({ message, options, settle });
+      this.publishOutbox();
+      this.scheduleReconcile();
+    });
+  }
+
+  private async toUserMessage(input: NonNullable<SendInput<M>>): Promise<M> {
+    const record = input as Record<string, unknown>;
+    let parts: UIMessage["parts"];
+    if ("text" in record || "files" in record) {
+      const files = record.files as FileList | FileUIPart[] | undefined;
+      const fileParts = Array.isArray(files) ? files : await convertFileListToFileUIParts(files);
+      parts = [...fileParts, ...(typeof record.text === "string" ? [{ type: "text" as const, text: record.text }] : [])];
+    } else {
+      parts = (record.parts as UIMessage["parts"]) ?? [];
+    }
+    const id = typeof record.id === "string" ? record.id : (this.config.chatInit.generateId ?? generateId)();
+    return { ...(record as object), id, role: (record.role as string) ?? "user", parts, metadata: record.metadata } as unknown as M;
+  }
+
+  private publishOutbox(): void {
+    const queued = this.outbox.map((entry) => entry.message);
+    this.cells.queued.value = queued;
+    this.state.setTail(queued);
+  }
+
+  private flushOutbox(): void {
+    if (this.flushingOutbox || this.outbox.length === 0 || !this.socketOpen) return;
+    const status = this.state.status;
+    if (status === "submitted" || status === "streaming" || this.resumeOperation || this.continuationResuming) return;
+    const entry = this.outbox.shift();
+    if (!entry) return;
+    this.flushingOutbox = true;
+    this.publishOutbox();
+    const request = this.chat.sendMessage(entry.message as unknown as CreateUIMessage<M>, entry.options);
+    void request.finally(() => {
+      this.flushingOutbox = false;
+      entry.settle();
+      this.scheduleReconcile();
+    });
+  }
+
+  private failOutbox(): void {
+    if (this.outbox.length === 0) return;
+    this.warnLimited(
+      "outbox",
+      `${this.outbox.length} message(s) wait for ${this.config.label}, whose connection closed for good; they stay queued until it reconnects.`
+    );
+  }
+
+  /** Regenerates an assistant message (full transcript, `regenerate-message`). */
+  regenerate(options?: Parameters<AbstractChat<M>["regenerate"]>[0]): Promise<void> {
+    return this.chat.regenerate(options);
+  }
+
+  /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
+  async stop(): Promise<void> {
+    this.transport.setCancelOnClientAbort(this.settings.cancelOnClientAbort);
+    try {
+      this.transport.cancelActiveServerTurn();
+      await this.chat.stop();
+    } finally {
+      this.transport.abortActiveToolContinuation();
+    }
+  }
+
+  /** Clears the transcript here and on the server. */
+  clearHistory(): void {
+    this.resetLocalState();
+    this.send({ type: Wire.chatClear });
+  }
+
+  /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
+  setMessages(next: M[] | ((current: M[]) => M[])): void {
+    const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
+    if (!Array.isArray(resolved)) {
+      console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+      return;
+    }
+    // A later transcript read must not put back what this edit removed.
+    this.transcriptEpoch++;
+    if (this.settings.syncMessagesToServer) {
+      this.send({ type: Wire.chatMessages, messages: resolved });
+      this.knownIds.clear();
+      for (const message of resolved) this.knownIds.add(message.id);
+    }
+    this.state.messages = [...resolved];
+  }
+
+  private resetLocalState(): void {
+    this.transcriptEpoch++;
+    this.state.messages = [];
+    this.toolResults.clear();
+    this.runningToolCalls.clear();
+    this.cells.runningToolCalls.value = new Set();
+    this.resetToolContinuation();
+    this.processedToolCalls.clear();
+    this.localResponseIds.clear();
+    this.pendingReplayResume.clear();
+    this.fallbackAcked.clear();
+    this.replayRebuiltIds.clear();
+    this.protection = null;
+    this.bufferedSendIds.clear();
+    this.transport.appliedChunks.clear();
+    this.turnErrors.clear();
+    this.pendingTurnEnds = [];
+    this.knownIds.clear();
+    const dropped = this.outbox.splice(0);
+    for (const entry of dropped) entry.settle();
+    if (dropped.length > 0) this.publishOutbox();
+  }
+
+  // ─── Tools ────────────────────────────────────────────────────────
+
+  /** Answers a tool call: the server gets a `cf_agent_tool_result`, the part updates in place. */
+  addToolOutput(options: AddToolOutputOptions): void {
+    const toolName = options.toolName ?? this.toolNameOf(options.toolCallId) ?? "";
+    this.sendToolOutput(options.toolCallId, toolName, options.output, options.state, options.errorText);
+    const failed = options.state === "output-error";
+    void Promise.resolve(
+      this.chat.addToolOutput(
+        failed
+          ? {
+              state: "output-error",
+              tool: toolName as never,
+              toolCallId: options.toolCallId,
+              errorText: options.errorText ?? "Tool execution denied by user"
+            }
+          : { tool: toolName as never, toolCallId: options.toolCallId, output: options.output as never }
+      )
+    ).catch((error: unknown) => console.warn("[agents-vue] Could not apply a tool output locally:", errorText(error)));
+  }
+
+  /** @deprecated upstream's `addToolResult`: sends the output and, with auto-continue off, resubmits. */
+  addToolResult(args: { tool?: string; toolCallId: string; output?: unknown }): void {
+    const toolName = args.tool ?? this.toolNameOf(args.toolCallId) ?? "";
+    const autoContinue = this.settings.autoContinueAfterToolResult;
+    this.send({
+      type: Wire.toolResult,
+      toolCallId: args.toolCallId,
+      toolName,
+      output: args.output,
+      autoContinue,
+      clientTools: extractClientToolSchemas(this.settings.tools)
+    });
+    this.setToolResult(args.toolCallId, args.output);
+    void Promise.resolve(
+      this.chat.addToolOutput({ tool: toolName as never, toolCallId: args.toolCallId, output: args.output as never })
+    ).catch(() => {});
+    if (autoContinue) {
+      this.startToolContinuation();
+      return;
+    }
+    if (!this.settings.autoSendAfterAllConfirmationsResolved) {
+      void this.sendMessage();
+      return;
+    }
+    const waiting = this.confirmationsWaiting();
+    waiting.delete(args.toolCallId);
+    if (waiting.size === 0) void this.sendMessage();
+  }
+
+  private confirmationsWaiting(): Set<string> {
+    const requiring = this.settings.toolsRequiringConfirmation;
+    const ids = new Set<string>();
+    for (const part of pendingToolParts(this.state.messages)) {
+      if (requiring.includes(getToolName(part)) && !this.toolResults.has(part.toolCallId)) ids.add(part.toolCallId);
+    }
+    return ids;
+  }
+
+  /** Answers an approval request; with no matching part it warns and sends nothing. */
+  addToolApprovalResponse(args: Parameters<AbstractChat<M>["addToolApprovalResponse"]>[0]): Promise<void> {
+    let toolCallId: string | undefined;
+    for (const message of this.state.messages) {
+      for (const part of message.parts) {
+        const approval = (part as { approval?: { id?: unknown } }).approval;
+        if (isToolUIPart(part) && approval?.id === args.id) {
+          toolCallId = part.toolCallId;
+          break;
+        }
+      }
+      if (toolCallId) break;
+    }
+    if (toolCallId) {
+      const autoContinue = this.settings.autoContinueAfterToolResult;
+      this.send({ type: Wire.toolApproval, toolCallId, approved: args.approved, autoContinue });
+      if (autoContinue) this.startToolContinuation();
+    } else {
+      console.warn(
+        `[agents-vue] addToolApprovalResponse: no tool part awaits approval "${args.id}"; nothing was sent to the server.`
+      );
+    }
+    return Promise.resolve(this.chat.addToolApprovalResponse(args));
+  }
+
+  private toolNameOf(toolCallId: string): string | undefined {
+    for (let i = this.state.messages.length - 1; i >= 0; i--) {
+      for (const part of (this.state.messages[i] as M).parts) {
+        if (isToolUIPart(part) && part.toolCallId === toolCallId) return getToolName(part);
+      }
+    }
+    return undefined;
+  }
+
+  private sendToolOutput(
+    toolCallId: string,
+    toolName: string,
+    output: unknown,
+    state?: "output-available" | "output-error",
+    errorTextValue?: string
+  ): void {
+    // An error is a deliberate client action: the server does not auto-continue.
+    const autoContinue = state === "output-error" ? false : this.settings.autoContinueAfterToolResult;
+    this.send({
+      type: Wire.toolResult,
+      toolCallId,
+      toolName,
+      output,
+      ...(state ? { state } : {}),
+      ...(errorTextValue !== undefined ? { errorText: errorTextValue } : {}),
+      autoContinue,
+      clientTools: extractClientToolSchemas(this.settings.tools)
+    });
+    if (state !== "output-error") this.setToolResult(toolCallId, output);
+    if (autoContinue) this.startToolContinuation();
+  }
+
+  private setToolResult(toolCallId: string, output: unknown): void {
+    this.toolResults.set(toolCallId, output);
+    this.state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === toolCallId));
+  }
+
+  /** The client tool-result overlay (#728): answered calls show their output at once. */
+  private withToolResults(message: M): M {
+    if (this.toolResults.size === 0) return message;
+    let changed = false;
+    const parts = message.parts.map((part) => {
+      const call = part as { toolCallId?: string; state?: string };
+      if (!call.toolCallId || call.state !== "input-available" || !this.toolResults.has(call.toolCallId)) return part;
+      changed = true;
+      return { ...part, state: "output-available", output: this.toolResults.get(call.toolCallId) } as typeof part;
+    });
+    return changed ? ({ ...message, parts } as M) : message;
+  }
+
+  private startToolContinuation(): void {
+    if (!this.settings.autoContinueAfterToolResult || this.continuationResuming) return;
+    this.continuationGeneration++;
+    this.continuationResuming = true;
+    this.continuationPending = true;
+    this.cells.toolContinuation.value = true;
+    this.scheduleContinuationLaunch();
+  }
+
+  private scheduleContinuationLaunch(): void {
+    if (!this.continuationPending || this.state.status !== "ready" || this.continuationTimer) return;
+    const timer = setTimeout(() => {
+      void (async () => {
+        // A resume may still own the AI SDK's active response.
+        while (this.resumeOperation) await this.resumeOperation.promise.catch(() => {});
+        if (this.continuationTimer === timer) this.continuationTimer = null;
+        if (this.disposed || !this.continuationPending || this.state.status !== "ready") return;
+        this.continuationPending = false;
+        const generation = this.continuationGeneration;
+        this.transport.expectToolContinuation();
+        await this.resumeStream()
+          .catch((error: unknown) => console.error("[agents-vue] Tool continuation failed:", error))
+          .finally(() => {
+            if (this.continuationGeneration !== generation) return;
+            this.continuationResuming = false;
+            this.cells.toolContinuation.value = false;
+            this.scheduleReconcile();
+          });
+      })();
+    }, 0);
+    this.continuationTimer = timer;
+  }
+
+  private clearContinuationTimer(): void {
+    if (this.continuationTimer) clearTimeout(this.continuationTimer);
+    this.continuationTimer = null;
+  }
+
+  private resetToolContinuation(): void {
+    this.continuationGeneration++;
+    this.continuationPending = false;
+    this.continuationResuming = false;
+    this.observedContinuationId = null;
+    this.clearContinuationTimer();
+    this.cells.toolContinuation.value = false;
+  }
+
+  /**
+   * Runs client tools once the response has ended (#2195): a server tool
+   * sits in `input-available` until its result arrives in the same stream, so
+   * only what is still waiting afterwards belongs to the client.
+   */
+  private runPendingToolCalls(): void {
+    const settings = this.settings;
+    const status = this.state.status;
+    if (
+      status === "streaming" ||
+      status === "submitted" ||
+      this.cells.serverStreaming.value ||
+      this.unresolvedObservedRequestId !== null ||
+      this.recoveringRequestId !== null
+    ) {
+      return;
+    }
+    for (const part of pendingToolParts(this.state.messages)) {
+      const toolCallId = part.toolCallId;
+      if (this.processedToolCalls.has(toolCallId) || this.toolResults.has(toolCallId)) continue;
+      const toolName = getToolName(part);
+      const tool = settings.tools?.[toolName];
+      if (typeof tool?.execute === "function") {
+        if (settings.automaticToolResolution) continue; // the deprecated path owns these
+        this.processedToolCalls.add(toolCallId);
+        this.runClientTool(toolCallId, toolName, part.input, tool.execute);
+        continue;
+      }
+      const onToolCall = settings.onToolCall;
+      if (!onToolCall) continue;
+      this.processedToolCalls.add(toolCallId);
+      this.markRunning(toolCallId, true);
+      let result: ReturnType<OnToolCallCallback>;
+      try {
+        result = onToolCall({
+          toolCall: { toolCallId, toolName, input: part.input },
+          addToolOutput: (options) => this.addToolOutput({ ...options, toolName })
+        });
+      } catch (error) {
+        this.markRunning(toolCallId, false);
+        console.error(`[agents-vue] onToolCall threw for "${toolName}":`, error);
+        continue;
+      }
+      void Promise.resolve(result)
+        .catch((error: unknown) => console.error(`[agents-vue] onToolCall rejected for "${toolName}":`, error))
+        .finally(() => this.markRunning(toolCallId, false));
+    }
+  }
+
+  private runClientTool(
+    toolCallId: string,
+    toolName: string,
+    input: unknown,
+    execute: NonNullable<AITool["execute"]>
+  ): void {
+    this.markRunning(toolCallId, true);
+    void (async () => {
+      try {
+        const output = await execute(input);
+        if (!this.disposed) this.addToolOutput({ toolCallId, toolName, output });
+      } catch (error) {
+        if (!this.disposed) {
+          this.addToolOutput({ toolCallId, toolName, state: "output-error", errorText: errorText(error) });
+        }
+      } finally {
+        this.markRunning(toolCallId, false);
+      }
+    })();
+  }
+
+  private markRunning(toolCallId: string, running: boolean): void {
+    if (running === this.runningToolCalls.has(toolCallId)) return;
+    if (running) this.runningToolCalls.add(toolCallId);
+    else this.runningToolCalls.delete(toolCallId);
+    this.cells.runningToolCalls.value = new Set(this.runningToolCalls);
+  }
+
+  /** The deprecated `experimental_automaticToolResolution`: runs tools with `execute` in order. */
+  private resolveToolsAutomatically(): void {
+    const settings = this.settings;
+    if (!settings.automaticToolResolution || this.resolvingTools) return;
+    const tools = settings.tools;
+    const calls = pendingToolParts(this.state.messages).filter((part) => {
+      const name = getToolName(part);
+      return (
+        !this.processedToolCalls.has(part.toolCallId) &&
+        !settings.toolsRequiringConfirmation.includes(name) &&
+        typeof tools?.[name]?.execute === "function"
+      );
+    });
+    if (calls.length === 0) return;
+    this.resolvingTools = true;
+    void (async () => {
+      try {
+        const results: Array<{ toolCallId: string; toolName: string; output: unknown }> = [];
+        for (const part of calls) {
+          const toolName = getToolName(part);
+          let output: unknown = null;
+          const execute = tools?.[toolName]?.execute;
+          if (execute && part.input !== undefined) {
+            try {
+              output = await execute(part.input);
+            } catch (error) {
+              output = `Error executing tool: ${errorText(error)}`;
+            }
+          }
+          this.processedToolCalls.add(part.toolCallId);
+          results.push({ toolCallId: part.toolCallId, toolName, output });
+        }
+        if (this.disposed) return;
+        const clientTools = extractClientToolSchemas(tools);
+        for (const result of results) {
+          this.send({
+            type: Wire.toolResult,
+            ...result,
+            autoContinue: this.settings.autoContinueAfterToolResult,
+            clientTools
+          });
+        }
+        await Promise.all(
+          results.map((result) =>
+            this.chat.addToolOutput({ tool: result.toolName as never, toolCallId: result.toolCallId, output: result.output as never })
+          )
+        );
+        for (const result of results) this.setToolResult(result.toolCallId, result.output);
+        this.startToolContinuation();
+      } finally {
+        this.resolvingTools = false;
+        this.scheduleReconcile();
+      }
+    })();
+  }
+
+  // ─── Reconcile (what React runs as effects) ───────────────────────
+
+  private scheduleReconcile(): void {
+    if (this.reconcileQueued || this.disposed) return;
+    this.reconcileQueued = true;
+    queueMicrotask(() => {
+      this.reconcileQueued = false;
+      if (!this.disposed) this.reconcile();
+    });
+  }
+
+  private reconcile(): void {
+    const status = this.state.status;
+    if (status !== this.lastStatus) {
+      this.lastStatus = status;
+      // Server turns are serialized: our own request now gates tool calls.
+      if (status === "submitted") {
+        this.unresolvedObservedRequestId = null;
+        this.recoveringRequestId = null;
+      }
+    }
+    const settled = status !== "submitted" && status !== "streaming";
+    if (settled && this.pendingTurnEnds.length > 0) {
+      const events = this.pendingTurnEnds;
+      this.pendingTurnEnds = [];
+      for (const event of events) this.callUser("onTurnEnd", () => this.settings.onTurnEnd?.(event));
+    }
+    if (status === "error" && this.continuationPending) this.resetToolContinuation();
+    else this.scheduleContinuationLaunch();
+    this.tryReconnectProbe();
+    if (settled) {
+      this.runPendingToolCalls();
+      this.resolveToolsAutomatically();
+      this.flushOutbox();
+    }
+    this.collapseReplays();
+    this.pruneToolBookkeeping();
+  }
+
+  private collapseReplays(): void {
+    if (this.replayRebuiltIds.size === 0) return;
+    const messages = this.state.messages;
+    messages.forEach((message, index) => {
+      if (message.role !== "assistant" || !this.replayRebuiltIds.has(message.id)) return;
+      const collapsed = collapseReplayedText(message);
+      if (collapsed !== message) this.state.replaceMessage(index, collapsed);
+    });
+    if (this.state.status === "ready" || this.state.status === "error") this.replayRebuiltIds.clear();
+  }
+
+  private pruneToolBookkeeping(): void {
+    if (this.toolResults.size === 0 && this.processedToolCalls.size === 0) return;
+    const status = this.state.status;
+    if (status === "streaming" || status === "submitted") return;
+    const present = new Set<string>();
+    for (const message of this.state.messages) {
+      for (const part of message.parts) {
+        const id = (part as { toolCallId?: unknown }).toolCallId;
+        if (typeof id === "string") present.add(id);
+      }
+    }
+    for (const id of this.toolResults.keys()) if (!present.has(id)) this.toolResults.delete(id);
+    for (const id of this.processedToolCalls) if (!present.has(id)) this.processedToolCalls.delete(id);
+  }
+
+  // ─── Helpers ──────────────────────────────────────────────────────
+
+  private send(frame: Record<string, unknown>): void {
+    try {
+      this.config.socket.send(JSON.stringify(frame));
+    } catch (error) {
+      console.warn(`[agents-vue] Could not send ${String(frame.type)}:`, errorText(error));
+    }
+  }
+
+  private callUser(name: string, run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      console.error(`[agents-vue] ${name} threw:`, error);
+    }
+  }
+
+  private warnLimited(key: string, message: string): void {
+    const count = this.warned.get(key) ?? 0;
+    if (count >= 5) return;
+    this.warned.set(key, count + 1);
+    console.warn(`[agents-vue] ${message}${count === 4 ? " (further warnings like this are muted)" : ""}`);
+  }
+
+  /**
+   * Ends the session: listeners and timers go, local streams stop without
+   * cancelling the server turn (unless `cancelOnClientAbort`), and an owned
+   * socket closes.
+   */
+  dispose(): void {
+    if (this.disposed) return;
+    const settings = this.settings;
+    const activeTurn = this.transport.activeServerTurnId;
+    if (settings.cancelOnClientAbort && activeTurn !== null && this.localRequestIds.has(activeTurn)) {
+      this.transport.cancelActiveServerTurn();
+    }
+    if (this.outbox.length > 0) {
+      console.warn(
+        `[agents-vue] ${this.outbox.length} queued message(s) for ${this.config.label} were not sent: the chat closed before the connection came back.`
+      );
+    }
+    this.disposed = true;
+    this.transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
+    void this.chat.stop().catch(() => {});
+    this.transport.resetResumeState();
+    this.resumeGeneration++;
+    this.resumeOperation = null;
+    this.clearContinuationTimer();
+    this.state.dispose();
+    this.bridge.dispose();
+    for (const entry of this.outbox.splice(0)) entry.settle();
+    if (this.config.ownsSocket) this.config.socket.close?.();
+  }
+
+  /** Test and benchmark hook: live listeners and timers this session holds. */
+  get debugCounts(): { streamListeners: number; continuationTimer: boolean; disposed: boolean } {
+    return {
+      streamListeners: this.bridge.streamListenerCount,
+      continuationTimer: this.continuationTimer !== null,
+      disposed: this.disposed
+    };
+  }
+}
+
+function describeData(data: unknown): string {
+  if (typeof data === "string") return `${data.length} characters`;
+  if (data instanceof ArrayBuffer) return `${data.byteLength} bytes of binary`;
+  return typeof data;
+}
+
+/** The error a failed connection attempt is reported with (never the URL: it can hold tokens). */
+function connectionFailure(label: string, event: { code?: number; reason?: string }, attempt: number): Error {
+  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
+  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
+  error.name = "AgentConnectionError";
+  return error;
+}
