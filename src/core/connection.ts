@@ -9,8 +9,8 @@ type Listener = (event: MessageEvent) => void;
  */
 export interface AgentSocket {
   send(data: string): boolean | void;
-  addEventListener(type: string, listener: (event: never) => void, options?: { signal?: AbortSignal }): void;
-  removeEventListener(type: string, listener: (event: never) => void): void;
+  addEventListener(type: string, listener: (event: MessageEvent) => void, options?: { signal?: AbortSignal }): void;
+  removeEventListener(type: string, listener: (event: MessageEvent) => void): void;
   /** WebSocket ready state; `1` is open. Sockets without it count as open. */
   readonly readyState?: number;
   /** Set by `AgentClient` when the connection closed for good. */
@@ -121,7 +121,8 @@ export class SocketBridge {
     this.handlers.open();
   };
 
-  private readonly onClose = (event: CloseEvent) => {
+  private readonly onClose = (message: MessageEvent) => {
+    const event = message as unknown as Partial<CloseEvent> | undefined;
     if (this.disposed) return;
     const opened = this.openedThisAttempt;
     this.openedThisAttempt = false;

@@ -5,7 +5,8 @@ import type { AgentSocket } from "../../src/core/connection";
  * produce. It records what the client sends and lets a test push frames,
  * open and close the connection.
  */
-export class FakeSocket extends EventTarget implements AgentSocket {
+export class FakeSocket implements AgentSocket {
+  private readonly events = new EventTarget();
   readyState = 0;
   readonly sent: Array<Record<string, unknown>> = [];
   readonly raw: string[] = [];
@@ -16,6 +17,27 @@ export class FakeSocket extends EventTarget implements AgentSocket {
   _pk = "fake-pk";
   agent = "fake-agent";
   name = "room";
+
+  private readonly listeners = new Set<unknown>();
+
+  addEventListener(type: string, listener: (event: MessageEvent) => void, options?: { signal?: AbortSignal }) {
+    this.listeners.add(listener);
+    this.events.addEventListener(type, listener as EventListener, options);
+  }
+
+  removeEventListener(type: string, listener: (event: MessageEvent) => void) {
+    this.listeners.delete(listener);
+    this.events.removeEventListener(type, listener as EventListener);
+  }
+
+  /** Listeners still attached (a leak check after unmount). */
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  private dispatchEvent(event: Event) {
+    this.events.dispatchEvent(event);
+  }
 
   send(data: string): boolean {
     if (this.readyState !== 1) {
@@ -75,9 +97,6 @@ export class FakeSocket extends EventTarget implements AgentSocket {
     this.push({ type: "cf_agent_use_chat_response", id, body: "", done: true, ...extra });
   }
 
-  listenerCount(): number {
-    return 0;
-  }
 }
 
 /** The chunks of a simple text reply. */
