@@ -51,6 +51,8 @@ describe("useAgentChat<AgentT, ChatMessage, State>", () => {
   });
 
   it("rejects a mergeMessages that returns something else", () => {
+    type Merge = NonNullable<Parameters<typeof useAgentChat<unknown, MyMessage>>[0]["mergeMessages"]>;
+    expectTypeOf<ReturnType<Merge>>().toEqualTypeOf<MyMessage[]>();
     useAgentChat<unknown, MyMessage>({
       client: { agent: "MyAgent" },
       // @ts-expect-error: mergeMessages must return messages
