@@ -3,7 +3,8 @@ import { playwright } from "@vitest/browser-playwright";
 import { defineConfig } from "vitest/config";
 import { chromiumArgs, chromiumPath } from "./test/support/browser.ts";
 
-const browser = {
+// A fresh object per project: vitest names each project's instances in place.
+const browser = () => ({
   enabled: true,
   headless: true,
   screenshotFailures: false,
@@ -11,7 +12,7 @@ const browser = {
     launchOptions: { executablePath: chromiumPath(), args: chromiumArgs }
   }),
   instances: [{ browser: "chromium" as const }]
-};
+});
 
 export default defineConfig({
   test: {
@@ -36,7 +37,7 @@ export default defineConfig({
       },
       {
         plugins: [vue()],
-        test: { name: "browser", include: ["test/browser/**/*.test.ts"], browser }
+        test: { name: "browser", include: ["test/browser/**/*.test.ts"], browser: browser() }
       },
       {
         plugins: [vue()],
@@ -48,7 +49,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // One wrangler dev for the run; files share it, each test uses its own conversation.
           fileParallelism: false,
-          browser
+          browser: browser()
         }
       }
     ]
