@@ -629,7 +629,7 @@ export class ChatSession<M extends UIMessage> {
     }
     this.observer = { streamId: id, message: new ObservedMessage(generateId()) };
     this.transport.observeServerTurn(id);
-    this.cells.serverStreaming.value = true;
+    this.setServerStreaming(true);
     if (this.recoveringRequestId !== null && this.recoveringRequestId !== id) this.recoveringRequestId = null;
     this.cells.recovering.value = false;
     this.fallbackAcked.add(id);
@@ -688,7 +688,7 @@ export class ChatSession<M extends UIMessage> {
     if (frame.done || frame.error) {
       if (this.observer?.streamId === id) {
         this.observer = null;
-        this.cells.serverStreaming.value = false;
+        this.setServerStreaming(false);
       }
       this.transport.handleServerTurnCompleted(id);
       this.releaseProtection(this.localResponseIds.get(id));
@@ -779,12 +779,12 @@ export class ChatSession<M extends UIMessage> {
     if (chunk !== undefined) observed.apply(chunk);
     if (frame.done) {
       this.observer = null;
-      this.cells.serverStreaming.value = false;
       this.mergeObservedUnlessDiverged(observed);
       if (observed.hasParts) this.knownIds.add(observed.id);
+      this.setServerStreaming(false);
       return;
     }
-    this.cells.serverStreaming.value = true;
+    this.setServerStreaming(true);
     if (chunk !== undefined && !frame.replay) this.mergeObservedUnlessDiverged(observed);
     else if (frame.replayComplete) this.replaceAll(this.mergeObserved(observed, this.state.messages));
   }
@@ -808,10 +808,16 @@ export class ChatSession<M extends UIMessage> {
     return next;
   }
 
+  /** A terminal flag must never show before the final message does. */
+  private setServerStreaming(streaming: boolean): void {
+    if (!streaming && this.cells.serverStreaming.value) this.state.flush();
+    this.cells.serverStreaming.value = streaming;
+  }
+
   private clearObserver(holdObserved = true): void {
     if (holdObserved && this.observer) this.unresolvedObservedRequestId = this.observer.streamId;
     this.observer = null;
-    this.cells.serverStreaming.value = false;
+    this.setServerStreaming(false);
     if (holdObserved && this.observedContinuationId !== null) this.resetToolContinuation();
   }
 
@@ -995,15 +1001,15 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /**
-   * Sends a message. While the socket is down the message is shown at once
-   * and queued; queued messages go out in order once it opens, each after the
-   * previous turn settled, so the server stores every question with its answer.
+   * Sends a message. While the socket is down, or the stored transcript is
+   * still loading, the message is shown at once and queued: a request carries
+   * the whole transcript, and one sent before the history arrived would make
+   * the server drop that history. Queued messages go out in order, each after
+   * the previous turn settled, so the server stores every question with its answer.
    */
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const isEdit = isRecord(message) && (message as { messageId?: unknown }).messageId != null;
-    if (message !== undefined && !isEdit && (!this.socketOpen || this.outbox.length > 0)) {
-      return this.enqueue(message, options);
-    }
+    if (message !== undefined && !isEdit && this.mustQueue()) return this.enqueue(message, options);
     const request = this.chat.sendMessage(message, options);
     if (message !== undefined && !isEdit) this.protectStreamingTail();
     return request;
@@ -1039,8 +1045,12 @@ export class ChatSession<M extends UIMessage> {
     this.state.setTail(queued);
   }
 
+  private mustQueue(): boolean {
+    return !this.socketOpen || this.cells.loading.value || this.outbox.length > 0 || this.flushingOutbox;
+  }
+
   private flushOutbox(): void {
-    if (this.flushingOutbox || this.outbox.length === 0 || !this.socketOpen) return;
+    if (this.flushingOutbox || this.outbox.length === 0 || !this.socketOpen || this.cells.loading.value) return;
     const status = this.state.status;
     if (status === "submitted" || status === "streaming" || this.resumeOperation || this.continuationResuming) return;
     const entry = this.outbox.shift();

@@ -1,0 +1,32 @@
+import type { UIMessage } from "ai";
+import { expect, vi } from "vitest";
+import { useAgentChat, type UseAgentChatOptions, type UseAgentChatReturn } from "../../src";
+import { CHAT_AGENT, agentHost } from "./e2e";
+import { mountComposable } from "./mount";
+
+export type Chat = UseAgentChatReturn<UIMessage>;
+
+/** Mounts a component chatting with the fixture agent's conversation `name`. */
+export function openChat(name: string, options: Partial<UseAgentChatOptions> = {}) {
+  const mounted = mountComposable(() =>
+    useAgentChat({ client: { agent: CHAT_AGENT, host: agentHost(), name }, ...options })
+  );
+  return { chat: mounted.result, unmount: mounted.unmount };
+}
+
+/** Waits until the chat's socket is open. */
+export async function whenOpen(chat: Chat): Promise<void> {
+  await vi.waitFor(() => expect(chat.connectionStatus.value).toBe("open"), { timeout: 15_000 });
+}
+
+/** Waits until the chat is idle: ready, nothing streaming, nothing queued. */
+export async function whenSettled(chat: Chat, timeout = 20_000): Promise<void> {
+  await vi.waitFor(
+    () => {
+      expect(chat.status.value).toBe("ready");
+      expect(chat.isStreaming.value).toBe(false);
+      expect(chat.queuedMessages.value).toHaveLength(0);
+    },
+    { timeout, interval: 20 }
+  );
+}
