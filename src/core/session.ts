@@ -213,7 +213,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly replayRebuiltIds = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
   private readonly localResponseIds = new Map<string, string>();
-  private protection: { assistantId: string; anchorId: string | null } | null = null;
+  /** A live local assistant kept at the tail; `anchorId` null means "first", undefined "unknown". */
+  private protection: { assistantId: string; anchorId: string | null | undefined } | null = null;
   private observer: { streamId: string; message: ObservedMessage } | null = null;
   private lastObservedMerge: M | null = null;
 
@@ -565,7 +566,7 @@ export class ChatSession<M extends UIMessage> {
     this.protection = null;
     const messages = this.state.messages;
     const from = messages.findIndex((message) => message.id === protection.assistantId);
-    if (from < 0) return;
+    if (from < 0 || protection.anchorId === undefined) return;
     const next = messages.slice();
     const [message] = next.splice(from, 1);
     if (protection.anchorId === null) next.unshift(message as M);
@@ -614,6 +615,9 @@ export class ChatSession<M extends UIMessage> {
       this.scheduleReconcile();
       return;
     }
+    // A probe goes out on this socket as soon as the chat settles; its answer
+    // offers the same stream again, so ACKing this one too would replay twice.
+    if (probeId === undefined && !awaiting && !earlyContinuation && this.reconnectProbePending) return;
     if (!this.continuationResuming) this.pendingReplayResume.add(id);
     // The transport's waiting probe takes the offer: it ACKs and attaches.
     if (this.transport.handleStreamResuming({ id })) {
@@ -670,8 +674,12 @@ export class ChatSession<M extends UIMessage> {
         // Re-arm protection on the real assistant id of this turn.
         const messages = this.state.messages;
         const index = messages.findIndex((message) => message.id === assistantId);
-        const anchorId =
-          index >= 0 ? (messages[index - 1]?.id ?? null) : (messages[messages.length - 1]?.id ?? null);
+        // Before the transcript is in, where this reply belongs is unknown.
+        const anchorId = this.cells.loading.value
+          ? undefined
+          : index >= 0
+            ? (messages[index - 1]?.id ?? null)
+            : (messages[messages.length - 1]?.id ?? null);
         this.protection = { assistantId, anchorId };
       }
       if (
