@@ -30,3 +30,13 @@ export {
 } from "./core/tools";
 export { mergeStoredWins } from "./core/transcript";
 export { getAgentMessages, type GetAgentMessagesOptions } from "./core/load";
+export {
+  useAgent,
+  type AgentIdentity,
+  type AgentQuery,
+  type AgentQueryFunction,
+  type AgentQueryParams,
+  type AgentStateSource,
+  type UseAgentOptions,
+  type UseAgentReturn
+} from "./use-agent";
