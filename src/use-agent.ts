@@ -21,6 +21,7 @@ import {
   unref,
   watch
 } from "vue";
+import { connectionFailure, readCloseEvent } from "./core/connection";
 import type { ConnectionStatus } from "./core/session";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 
@@ -223,22 +224,6 @@ function querySnapshot(query: AgentClientOptions["query"]): unknown {
  * through `new CloseEvent(type, event)`, which lands the type in `code` and the
  * original event in `reason`. Hand callers a close event with real fields.
  */
-function realClose(event: CloseEvent): CloseEvent {
-  if (typeof event.code === "number") return event;
-  const inner = event.reason as unknown as Partial<CloseEvent> | undefined;
-  return new CloseEvent("close", {
-    code: typeof inner?.code === "number" ? inner.code : 1005,
-    reason: typeof inner?.reason === "string" ? inner.reason : "",
-    wasClean: inner?.wasClean ?? true
-  });
-}
-
-function failureWhileConnecting(label: string, event: Partial<CloseEvent>, attempt: number): Error {
-  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
-  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
-  error.name = "AgentConnectionError";
-  return error;
-}
 
 /**
  * Connect to a Cloudflare Agent: its state, its `@callable` methods, and the
@@ -374,7 +359,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       "close",
       (raw) => {
         if (!isLive()) return;
-        const event = realClose(raw);
+        const event = readCloseEvent(raw);
         const opened = connection.openedThisAttempt;
         connection.openedThisAttempt = false;
         const final = !client.shouldReconnect;
@@ -384,10 +369,12 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         } else if (!opened && !final) {
           // The attempt never opened: unreachable or refused; PartySocket retries.
           connection.failedAttempts++;
-          connectionError.value = failureWhileConnecting(labelOf(at), event, connection.failedAttempts);
+          connectionError.value = connectionFailure(labelOf(at), event, connection.failedAttempts);
         }
         if (ready.settled) ready = deferred();
-        options.onClose?.(event);
+        options.onClose?.(
+          new CloseEvent("close", { code: event.code ?? 1005, reason: event.reason ?? "", wasClean: event.wasClean ?? true })
+        );
       },
       { signal }
     );
@@ -396,7 +383,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       (event) => {
         if (!isLive()) return;
         if (!connection.openedThisAttempt && !connectionError.value) {
-          connectionError.value = failureWhileConnecting(labelOf(at), {}, connection.failedAttempts + 1);
+          connectionError.value = connectionFailure(labelOf(at), {}, connection.failedAttempts + 1);
         }
         options.onError?.(event);
       },

@@ -23,11 +23,43 @@ export interface AgentSocket {
 export interface SocketHandlers {
   message(data: unknown): void;
   open(): void;
-  close(event: { code?: number; reason?: string; wasClean?: boolean }): void;
+  close(event: CloseInfo): void;
   error(event: unknown): void;
+  /** Sees every frame the transport sends, before it goes out. */
+  transportSend?(data: string): void;
 }
 
 const OPEN = 1;
+
+/** The fields of a close event the client reads. */
+export interface CloseInfo {
+  code?: number;
+  reason?: string;
+  wasClean?: boolean;
+}
+
+/**
+ * Reads a close event. PartySocket's own close (from `close()`/`reconnect()`)
+ * can reach listeners with the original event tucked into `reason` and a
+ * non-numeric `code`; the real fields are read from there.
+ */
+export function readCloseEvent(event: unknown): CloseInfo {
+  const outer = (event ?? {}) as Record<string, unknown>;
+  const source = typeof outer.code === "number" ? outer : ((outer.reason ?? {}) as Record<string, unknown>);
+  return {
+    code: typeof source.code === "number" ? source.code : undefined,
+    reason: typeof source.reason === "string" ? source.reason : undefined,
+    wasClean: typeof source.wasClean === "boolean" ? source.wasClean : undefined
+  };
+}
+
+/** The error a failed connection attempt is reported with (never the URL: it can hold tokens). */
+export function connectionFailure(label: string, event: CloseInfo, attempt: number): Error {
+  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
+  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
+  error.name = "AgentConnectionError";
+  return error;
+}
 
 /**
  * Sits between one socket and everything that listens to it. The session
@@ -67,7 +99,10 @@ export class SocketBridge {
 
   /** The connection the transport sees. */
   readonly transportView: AgentConnection = {
-    send: (data) => this.socket.send(data),
+    send: (data) => {
+      this.handlers.transportSend?.(data);
+      return this.socket.send(data);
+    },
     addEventListener: (type, listener, options) => {
       const set = type === "message" ? this.messageListeners : type === "close" ? this.closeListeners : null;
       if (!set) return;
@@ -122,7 +157,7 @@ export class SocketBridge {
   };
 
   private readonly onClose = (message: MessageEvent) => {
-    const event = message as unknown as Partial<CloseEvent> | undefined;
+    const event = readCloseEvent(message);
     if (this.disposed) return;
     const opened = this.openedThisAttempt;
     this.openedThisAttempt = false;
@@ -130,8 +165,8 @@ export class SocketBridge {
     // AgentClient sets connectionError synchronously on a final close; a
     // socket that stopped reconnecting for another reason says so too.
     this.finalClose = !!this.socket.connectionError || socket.shouldReconnect === false;
-    this.handlers.close({ code: event?.code, reason: event?.reason, wasClean: event?.wasClean });
-    if (opened || this.finalClose) this.interruptStreams(event?.code);
+    this.handlers.close(event);
+    if (opened || this.finalClose) this.interruptStreams(event.code);
   };
 
   private readonly onError = (event: Event) => {

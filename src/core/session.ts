@@ -7,13 +7,14 @@ import {
   type FileUIPart,
   type UIMessage,
   convertFileListToFileUIParts,
+  createIdGenerator,
   generateId,
   getToolName,
   isToolUIPart
 } from "ai";
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { type Cell, PublishingChatState } from "./chat-state";
-import { type AgentSocket, SocketBridge } from "./connection";
+import { type AgentSocket, type CloseInfo, SocketBridge, connectionFailure } from "./connection";
 import { type ChatFrame, type ResponseFrame, isRecord, parseJson, readFrame } from "./frames";
 import { ObservedMessage } from "./message-builder";
 import { type ChatTurnEndEvent, Wire } from "./protocol";
@@ -150,6 +151,8 @@ type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>
 type Chunk = { type?: unknown; messageId?: unknown };
 
 const MAX_REMEMBERED_TURNS = 500;
+/** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
+const idleProbeIds = createIdGenerator({ size: 21 });
 const warnedDeprecations = new Set<string>();
 
 /** One warning per key per page, for deprecated options (as upstream does). */
@@ -213,6 +216,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly replayRebuiltIds = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
   private readonly localResponseIds = new Map<string, string>();
+  /** Highest `seq` delivered to each stream the transport attached to, since its ACK. */
+  private readonly attachedSeq = new Map<string, number>();
   /** A live local assistant kept at the tail; `anchorId` null means "first", undefined "unknown". */
   private protection: { assistantId: string; anchorId: string | null | undefined } | null = null;
   private observer: { streamId: string; message: ObservedMessage } | null = null;
@@ -296,7 +301,8 @@ export class ChatSession<M extends UIMessage> {
       message: (data) => this.onSocketData(data),
       open: () => this.onSocketOpen(),
       close: (event) => this.onSocketClose(event),
-      error: () => this.onSocketError()
+      error: () => this.onSocketError(),
+      transportSend: (data) => this.onTransportSend(data)
     });
 
     this.transport = new WebSocketChatTransport<M>({
@@ -372,7 +378,7 @@ export class ChatSession<M extends UIMessage> {
     this.scheduleReconcile();
   }
 
-  private onSocketClose(event: { code?: number; reason?: string }): void {
+  private onSocketClose(event: CloseInfo): void {
     if (this.disposed) return;
     const wasOpen = this.socketOpen;
     this.socketOpen = false;
@@ -435,6 +441,7 @@ export class ChatSession<M extends UIMessage> {
       this.warnLimited(reading.problem, `Ignored ${reading.problem}.`);
       return;
     }
+    if (reading.frame.kind === "response" && this.isRepeatedReplay(reading.frame)) return;
     try {
       this.handleFrame(reading.frame);
     } catch (error) {
@@ -442,6 +449,32 @@ export class ChatSession<M extends UIMessage> {
       console.error("[agents-vue] Failed to apply a chat frame:", error);
     }
     if (reading.frame.kind === "response") this.bridge.forwardToStreams(data as string);
+  }
+
+  /** The transport ACKed a stream: its replay starts from chunk 0 again. */
+  private onTransportSend(data: string): void {
+    if (!data.includes(Wire.streamResumeAck)) return;
+    const frame = parseJson(data);
+    if (isRecord(frame) && typeof frame.id === "string") this.attachedSeq.set(frame.id, -1);
+  }
+
+  /**
+   * A stream this client attached to replays its buffer once per ACK. Should
+   * the same buffer arrive again on the socket, the chunks it already
+   * delivered are dropped by `seq`, so nothing renders twice (#1733).
+   * Continuation replays are left to the transport's own ledger (#1951).
+   */
+  private isRepeatedReplay(frame: ResponseFrame): boolean {
+    const highest = this.attachedSeq.get(frame.id);
+    if (highest === undefined || frame.continuation) return false;
+    if (frame.done || frame.error) {
+      this.attachedSeq.delete(frame.id);
+      return false;
+    }
+    if (frame.seq === undefined) return false;
+    if (frame.replay && frame.seq <= highest) return true;
+    this.attachedSeq.set(frame.id, Math.max(highest, frame.seq));
+    return false;
   }
 
   private handleFrame(frame: ChatFrame<M>): void {
@@ -887,7 +920,7 @@ export class ChatSession<M extends UIMessage> {
       this.reconnectProbePending = false;
       if (this.idleProbeNeeded) {
         this.idleProbeNeeded = false;
-        this.idleProbeId = generateId();
+        this.idleProbeId = idleProbeIds();
         this.send({ type: Wire.streamResumeRequest, probeId: this.idleProbeId });
       }
       return;
@@ -1593,10 +1626,3 @@ function describeData(data: unknown): string {
   return typeof data;
 }
 
-/** The error a failed connection attempt is reported with (never the URL: it can hold tokens). */
-function connectionFailure(label: string, event: { code?: number; reason?: string }, attempt: number): Error {
-  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
-  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
-  error.name = "AgentConnectionError";
-  return error;
-}
