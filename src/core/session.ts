@@ -1086,12 +1086,26 @@ export class ChatSession<M extends UIMessage> {
     this.state.setTail(queued);
   }
 
+  /**
+   * Whether a new message must wait in the outbox: the socket is down, the
+   * stored transcript is still loading, older queued messages go first, or a
+   * turn this client did not start is streaming. The server runs turns one
+   * at a time anyway, and a request sent now would carry a partial copy of
+   * that reply, which the server would store over the finished one.
+   */
   private mustQueue(): boolean {
-    return !this.socketOpen || this.cells.loading.value || this.outbox.length > 0 || this.flushingOutbox;
+    return (
+      !this.socketOpen ||
+      this.cells.loading.value ||
+      this.outbox.length > 0 ||
+      this.flushingOutbox ||
+      this.observer !== null
+    );
   }
 
   private flushOutbox(): void {
     if (this.flushingOutbox || this.outbox.length === 0 || !this.socketOpen || this.cells.loading.value) return;
+    if (this.observer !== null) return;
     const status = this.state.status;
     if (status === "submitted" || status === "streaming" || this.resumeOperation || this.continuationResuming) return;
     const entry = this.outbox.shift();

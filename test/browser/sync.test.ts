@@ -155,6 +155,30 @@ describe("message updates and clears", () => {
   });
 });
 
+describe("sends while another client's turn streams", () => {
+  it("wait until that turn ends, so the request never carries a partial copy of its reply", async () => {
+    const { socket, chat, unmount } = setup();
+    socket.push({ type: "cf_agent_chat_messages", messages: [user("u1")] });
+    const chunks = textReply("other-reply", ["still ", "going"]);
+    for (const chunk of chunks.slice(0, 3)) socket.chunk("other", chunk);
+    const sent = chat.sendMessage({ text: "mine" });
+    await vi.waitFor(() => expect(chat.queuedMessages.value).toHaveLength(1));
+    expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(0);
+    expect(chat.messages.value.map((m) => text(m))).toEqual(["u1", "still ", "mine"]);
+    for (const chunk of chunks.slice(3)) socket.chunk("other", chunk);
+    socket.done("other");
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const request = socket.sentOf("cf_agent_use_chat_request")[0] as { id: string; init: { body: string } };
+    const body = JSON.parse(request.init.body) as { messages: UIMessage[] };
+    expect(body.messages.map((m) => text(m))).toEqual(["u1", "still going", "mine"]);
+    for (const chunk of textReply("a2", ["ok"])) socket.chunk(request.id, chunk);
+    socket.done(request.id);
+    await sent;
+    expect(chat.queuedMessages.value).toHaveLength(0);
+    unmount();
+  });
+});
+
 describe("onTurnEnd", () => {
   it("reports each ended request once, after status settled for this tab's own turn", async () => {
     const events: Array<{ event: ChatTurnEndEvent; status: string }> = [];
