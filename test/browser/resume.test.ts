@@ -249,3 +249,43 @@ describe("recovery flag", () => {
     expect(chat.isRecovering.value).toBe(false);
   });
 });
+
+describe("flags never stick", () => {
+  it("connectionError is set after a failed attempt and cleared when a socket opens", async () => {
+    const { socket, chat } = setup();
+    socket.drop(1006);
+    await vi.waitFor(() => expect(chat.connectionError.value).not.toBeNull());
+    expect(chat.connectionError.value!.message).toContain("Could not connect");
+    expect(chat.connectionStatus.value).toBe("connecting");
+    socket.open();
+    expect(chat.connectionError.value).toBeNull();
+    expect(chat.connectionStatus.value).toBe("open");
+  });
+
+  it("stop() during an observed server turn sends one cancel for its id; its aborted end clears isServerStreaming", async () => {
+    const { socket, chat } = setup();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    socket.push({ type: "cf_agent_stream_resuming", id: "server-turn" });
+    socket.chunk("server-turn", { type: "start", messageId: "s1" });
+    socket.chunk("server-turn", { type: "text-delta", id: "t", delta: "scheduled" });
+    expect(chat.isServerStreaming.value).toBe(true);
+    await chat.stop();
+    expect(socket.sentOf("cf_agent_chat_request_cancel")).toEqual([{ id: "server-turn", type: "cf_agent_chat_request_cancel" }]);
+    socket.done("server-turn", { outcome: "aborted" });
+    expect(chat.isServerStreaming.value).toBe(false);
+    expect(chat.isStreaming.value).toBe(false);
+    expect(text(chat.messages.value[0])).toBe("scheduled");
+  });
+
+  it("an error frame on an observed turn ends it without rendering the error text", async () => {
+    const { socket, chat } = setup();
+    socket.open();
+    socket.chunk("x", { type: "start", messageId: "s1" });
+    socket.chunk("x", { type: "text-delta", id: "t", delta: "partial" });
+    socket.push({ type: "cf_agent_use_chat_response", id: "x", body: "model exploded", done: false, error: true });
+    expect(chat.isServerStreaming.value).toBe(false);
+    expect(chat.messages.value.map((m) => text(m)).join("")).not.toContain("exploded");
+  });
+});

@@ -1,0 +1,74 @@
+import type { UIMessage } from "ai";
+import { describe, expect, it, vi } from "vitest";
+import { expectedText } from "../fixtures/worker/src/script";
+import { openChat, whenOpen, whenSettled } from "../support/chat";
+import { post, readLog, shape, stored, textOf, uniqueName } from "../support/e2e";
+
+describe("turns this tab did not start", () => {
+  it("a server-initiated turn (saveMessages) renders live as an observed turn", async () => {
+    const name = uniqueName("serverturn");
+    const { chat, unmount } = openChat(name);
+    await chat.ready;
+    await whenOpen(chat);
+    const response = await post(name, "server-turn", { text: "scheduled check-in", script: { chunks: 25, chunkDelayMs: 30 } });
+    expect(response.status).toBe(202);
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(true));
+    expect(chat.isStreaming.value).toBe(true);
+    expect(chat.status.value).toBe("ready");
+    await vi.waitFor(() => expect(textOf(chat.messages.value[1])).toBe(expectedText(25)), { timeout: 15_000 });
+    await whenSettled(chat);
+    expect(shape(chat.messages.value)).toEqual(shape(await stored(name)));
+    unmount();
+  });
+
+  it("a tab that opens mid-way through another tab's turn catches up and converges", async () => {
+    const name = uniqueName("latecomer");
+    const a = openChat(name, { body: { script: { chunks: 40, chunkDelayMs: 30 } } });
+    await a.chat.ready;
+    void a.chat.sendMessage({ text: "long" });
+    await vi.waitFor(() => expect(textOf(a.chat.messages.value[1]).length).toBeGreaterThan(20));
+    const b = openChat(name);
+    await vi.waitFor(() => expect(textOf(b.chat.messages.value[1])).toBe(expectedText(40)), { timeout: 15_000 });
+    await whenSettled(a.chat);
+    await whenSettled(b.chat);
+    expect(shape(b.chat.messages.value)).toEqual(shape(a.chat.messages.value));
+    expect(b.chat.messages.value[1]!.parts.filter((part) => part.type === "text")).toHaveLength(1);
+    a.unmount();
+    b.unmount();
+  });
+});
+
+describe("custom transcript loaders", () => {
+  it("getInitialMessages replaces the /get-messages read and gets { agent, name, url }", async () => {
+    const name = uniqueName("loader");
+    const calls: Array<{ agent: string; name: string; url?: string }> = [];
+    const seed: UIMessage[] = [{ id: "seeded", role: "user", parts: [{ type: "text", text: "from my loader" }] }];
+    const { chat, unmount } = openChat(name, {
+      getInitialMessages: async (options) => {
+        calls.push(options);
+        return seed;
+      }
+    });
+    await chat;
+    expect(chat.messages.value.map(textOf)).toEqual(["from my loader"]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.name).toBe(name);
+    expect(calls[0]!.url).toMatch(new RegExp(`/agents/scripted-chat-agent/${name}$`));
+    expect((await readLog(name)).filter((entry) => entry.kind === "get-messages")).toHaveLength(0);
+    unmount();
+  });
+
+  it("getInitialMessages: null reads nothing and starts from `messages`", async () => {
+    const name = uniqueName("noloader");
+    const { chat, unmount } = openChat(name, {
+      getInitialMessages: null,
+      messages: [{ id: "given", role: "user", parts: [{ type: "text", text: "given" }] }]
+    });
+    await whenOpen(chat);
+    expect(chat.isLoading.value).toBe(false);
+    expect(chat.messages.value.map(textOf)).toEqual(["given"]);
+    await chat.sendMessage({ text: "go" });
+    expect((await readLog(name)).filter((entry) => entry.kind === "get-messages")).toHaveLength(0);
+    unmount();
+  });
+});
