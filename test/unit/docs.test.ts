@@ -1,0 +1,116 @@
+/**
+ * The README is part of the API: every option and return value of
+ * useAgentChat is in its tables (and nothing else is), and every code block
+ * in it typechecks against the library's source.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const root = resolve(import.meta.dirname, "../..");
+const readme = readFileSync(join(root, "README.md"), "utf8");
+
+/** The backticked names in the first column of the table under `heading`. */
+function tableNames(heading: string): string[] {
+  const start = readme.indexOf(`\n${heading}\n`);
+  expect(start, `README has a "${heading}" section`).toBeGreaterThan(-1);
+  const section = readme.slice(start + heading.length + 2);
+  const end = section.search(/\n## /);
+  const names: string[] = [];
+  for (const line of (end >= 0 ? section.slice(0, end) : section).split("\n")) {
+    const match = /^\| `([A-Za-z_]+)` \|/.exec(line);
+    if (match) names.push(match[1]!);
+  }
+  return names;
+}
+
+let program: ts.Program | undefined;
+
+/** The property names of an exported interface of the library, inherited ones included. */
+function propertiesOf(typeName: string): string[] {
+  program ??= ts.createProgram([join(root, "src/index.ts")], {
+    strict: true,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    target: ts.ScriptTarget.ES2022,
+    skipLibCheck: true,
+    allowImportingTsExtensions: true,
+    noEmit: true
+  });
+  const checker = program.getTypeChecker();
+  const entry = program.getSourceFile(join(root, "src/index.ts"))!;
+  const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(entry)!).find((s) => s.name === typeName);
+  expect(symbol, `src/index.ts exports ${typeName}`).toBeDefined();
+  const type = checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(symbol!));
+  return checker.getPropertiesOfType(type).map((property) => property.name);
+}
+
+describe("README tables", () => {
+  it("the Options table lists exactly the options of useAgentChat", () => {
+    expect([...tableNames("## Options")].sort()).toEqual([...propertiesOf("UseAgentChatOptions")].sort());
+  }, 60_000);
+
+  it("the Returns table lists exactly what useAgentChat returns", () => {
+    expect([...tableNames("## Returns")].sort()).toEqual([...propertiesOf("UseAgentChatReturn")].sort());
+  }, 60_000);
+});
+
+describe("README code blocks", () => {
+  it("typecheck against the library (vue-tsc)", () => {
+    const blocks = [...readme.matchAll(/```(ts|vue)\n([\s\S]*?)```/g)].map((match) => ({
+      lang: match[1] as "ts" | "vue",
+      code: match[2]!
+    }));
+    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    // Inside the repo, so packages resolve from its node_modules.
+    const dir = join(root, "test", `.docs-check-${process.pid}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const files: string[] = [];
+    blocks.forEach((block, index) => {
+      const worker = block.code.includes("@cloudflare/ai-chat");
+      // Worker examples get the workers types and an Env, as a worker project has.
+      const preamble = worker ? '/// <reference types="@cloudflare/workers-types" />\ninterface Env {}\n' : "";
+      const file = join(dir, `block-${index}.${block.lang === "vue" ? "vue" : "ts"}`);
+      writeFileSync(file, block.lang === "ts" ? `${preamble}${block.code}\nexport {};\n` : block.code);
+      files.push(file);
+    });
+    writeFileSync(join(dir, "components.d.ts"), 'declare module "vue" { export interface GlobalComponents { ClientOnly: import("vue").Component; ChatComponent: import("vue").Component } }\nexport {};\n');
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "ESNext",
+          moduleResolution: "Bundler",
+          lib: ["ES2023", "DOM", "DOM.Iterable"],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+          types: [],
+          paths: {
+            "agents-vue": [join(root, "src/index.ts")],
+            "agents-vue/server": [join(root, "src/server/index.ts")]
+          }
+        },
+        files: [...files, join(dir, "components.d.ts")]
+      })
+    );
+    let output = "";
+    try {
+      execFileSync(process.execPath, [join(root, "node_modules/vue-tsc/bin/vue-tsc.js"), "--noEmit", "-p", join(dir, "tsconfig.json")], {
+        cwd: root,
+        encoding: "utf8",
+        stdio: "pipe"
+      });
+    } catch (error) {
+      output = String((error as { stdout?: string }).stdout ?? error);
+    }
+    const problems = output.replace(new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g"), "README");
+    rmSync(dir, { recursive: true, force: true });
+    expect(problems, `README code blocks must typecheck:\n${problems}`).toBe("");
+  }, 120_000);
+});
