@@ -49,11 +49,11 @@ function propertiesOf(typeName: string): string[] {
 
 describe("README tables", () => {
   it("the Options table lists exactly the options of useAgentChat", () => {
-    expect([...tableNames("## Options")].sort()).toEqual([...propertiesOf("UseAgentChatOptions")].sort());
+    expect(tableNames("## Options").toSorted()).toEqual(propertiesOf("UseAgentChatOptions").toSorted());
   }, 60_000);
 
   it("the Returns table lists exactly what useAgentChat returns", () => {
-    expect([...tableNames("## Returns")].sort()).toEqual([...propertiesOf("UseAgentChatReturn")].sort());
+    expect(tableNames("## Returns").toSorted()).toEqual(propertiesOf("UseAgentChatReturn").toSorted());
   }, 60_000);
 });
 
