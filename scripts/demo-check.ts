@@ -1,0 +1,388 @@
+/**
+ * `npm run demo:check`: drives the chat demo in headless Chromium, the way a
+ * person would, and saves a screenshot of every step in artifacts/demo/.
+ * Starts the demo exactly as `npm run demo` does (startDemo), on a fresh
+ * agent storage. Exits non-zero on the first failed step.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, type BrowserContext, type Locator, type Page, chromium, expect } from "playwright/test";
+import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { type Demo, startDemo } from "./demo.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = join(ROOT, "artifacts", "demo");
+const TIMEOUT = 20_000;
+
+let shot = 0;
+const problems: string[] = [];
+/** While the agent is down on purpose, the browser logs every refused reconnect. */
+let agentDown = false;
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  shot++;
+  const file = join(OUT, `${String(shot).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path: file });
+  console.log(`    screenshot ${file.slice(ROOT.length + 1)}`);
+}
+
+async function step(name: string, run: () => Promise<void>): Promise<void> {
+  const started = Date.now();
+  process.stdout.write(`  • ${name}\n`);
+  await run();
+  console.log(`    ok (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+/** Collects what a page reports as broken: uncaught errors and console errors. */
+function watchPage(page: Page, label: string): Page {
+  page.on("pageerror", (error) => problems.push(`[${label}] uncaught: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    if (agentDown && /^WebSocket connection to .* failed/.test(message.text())) return;
+    problems.push(`[${label}] console.error: ${message.text()}`);
+  });
+  return page;
+}
+
+// --- what the page shows ----------------------------------------------------
+
+const composer = (page: Page) => page.getByRole("textbox", { name: "Message" });
+const log = (page: Page) => page.getByRole("log", { name: "Messages" });
+const assistantMessages = (page: Page) => page.locator(".message[data-role='assistant']");
+const userMessages = (page: Page) => page.locator(".message[data-role='user']");
+const lastAssistant = (page: Page) => assistantMessages(page).last();
+
+async function textOf(locator: Locator): Promise<string> {
+  return (await locator.locator(".message__text").allInnerTexts()).join(" ").replace(/\s+/g, " ").trim();
+}
+
+async function waitConnected(page: Page): Promise<void> {
+  await expect(page.locator(".status[data-status='open']")).toBeVisible({ timeout: TIMEOUT });
+}
+
+/** The reply (and any server work after it) has finished. */
+async function waitIdle(page: Page): Promise<void> {
+  await expect(log(page)).toHaveAttribute("aria-busy", "false", { timeout: TIMEOUT });
+}
+
+/** Sends `text` from the composer; returns the reply's locator (the next assistant message). */
+async function send(page: Page, text: string): Promise<Locator> {
+  const replies = await assistantMessages(page).count();
+  await composer(page).fill(text);
+  await composer(page).press("Enter");
+  await expect(composer(page)).toHaveValue("");
+  return assistantMessages(page).nth(replies);
+}
+
+/** Waits until `message` shows at least `minLength` characters of text. */
+async function waitForWords(message: Locator, minLength: number): Promise<string> {
+  let text = "";
+  await expect
+    .poll(
+      async () => {
+        text = (await message.count()) > 0 ? await textOf(message) : "";
+        return text.length;
+      },
+      { timeout: TIMEOUT }
+    )
+    .toBeGreaterThanOrEqual(minLength);
+  return text;
+}
+
+/** What two tabs must agree on: each message's role and visible text. */
+async function transcript(page: Page): Promise<string[]> {
+  return page
+    .locator(".message[data-message-id]")
+    .evaluateAll((elements) =>
+      elements.map((element) => `${element.getAttribute("data-role")}: ${(element as HTMLElement).innerText.replace(/\s+/g, " ").trim()}`)
+    );
+}
+
+// --- the run ----------------------------------------------------------------
+
+async function run(demo: Demo, browser: Browser): Promise<void> {
+  const context: BrowserContext = await browser.newContext({
+    viewport: { width: 1280, height: 820 },
+    deviceScaleFactor: 1,
+    colorScheme: "light"
+  });
+  const page = watchPage(await context.newPage(), "tab 1");
+  const conversationUrl = `${demo.url}#/c/welcome`;
+
+  await step("the page loads and connects", async () => {
+    await page.goto(conversationUrl);
+    await waitConnected(page);
+    await expect(page.getByRole("heading", { name: "Chat with an AIChatAgent from Vue" })).toBeVisible();
+    await expect(composer(page)).toBeFocused();
+    await screenshot(page, "empty-state");
+  });
+
+  await step("a message gets a streamed reply", async () => {
+    const reply = await send(page, "How do Vue composables work?");
+    await expect(userMessages(page).last()).toContainText("How do Vue composables work?");
+    const partial = await waitForWords(reply, 12);
+    await expect(log(page)).toHaveAttribute("aria-busy", "true");
+    await screenshot(page, "reply-streaming");
+    await waitIdle(page);
+    const full = await textOf(reply);
+    if (!full.includes("How do Vue composables work?")) throw new Error(`the reply does not echo the question: ${full}`);
+    if (full.length <= partial.length) throw new Error("the reply did not grow while streaming");
+    await expect(composer(page)).toBeFocused();
+    await screenshot(page, "reply-complete");
+  });
+
+  await step("Shift+Enter adds a new line instead of sending", async () => {
+    const before = await userMessages(page).count();
+    await composer(page).fill("line one");
+    await composer(page).press("Shift+Enter");
+    await composer(page).pressSequentially("line two");
+    await expect(composer(page)).toHaveValue("line one\nline two");
+    expect(await userMessages(page).count()).toBe(before);
+    await composer(page).fill("");
+  });
+
+  await step("the client tool runs in the browser and its result is shown", async () => {
+    await send(page, "/time");
+    const card = page.locator(".tool-card[data-tool='getLocalTime']").last();
+    await expect(card).toHaveAttribute("data-state", "complete", { timeout: TIMEOUT });
+    await expect(card).toContainText("runs in your browser");
+    await expect(card).toContainText("timeZone");
+    await waitIdle(page);
+    await expect(lastAssistant(page)).toContainText("where you are");
+    await screenshot(page, "client-tool");
+  });
+
+  await step("an approval card: approve", async () => {
+    await send(page, "/approve");
+    const card = page.locator(".tool-card[data-tool='deleteItem']").last();
+    await expect(card).toHaveAttribute("data-state", "waiting-approval", { timeout: TIMEOUT });
+    await waitIdle(page);
+    await card.scrollIntoViewIfNeeded();
+    await screenshot(page, "approval-requested");
+    await card.getByRole("button", { name: "Approve" }).click();
+    await expect(composer(page)).toBeFocused();
+    await expect(card).toHaveAttribute("data-state", "complete", { timeout: TIMEOUT });
+    await expect(card).toContainText("deleted");
+    await waitIdle(page);
+    await expect(lastAssistant(page)).toContainText("is gone");
+    await screenshot(page, "approval-approved");
+  });
+
+  await step("an approval card: deny", async () => {
+    await send(page, "Please delete the meeting notes");
+    const card = page.locator(".tool-card[data-tool='deleteItem']").last();
+    await expect(card).toHaveAttribute("data-state", "waiting-approval", { timeout: TIMEOUT });
+    await expect(card).toContainText("meeting notes");
+    await waitIdle(page);
+    await card.getByRole("button", { name: "Deny" }).click();
+    await expect(card).toHaveAttribute("data-state", "denied", { timeout: TIMEOUT });
+    await waitIdle(page);
+    await expect(lastAssistant(page)).toContainText("left “meeting notes” alone");
+    await screenshot(page, "approval-denied");
+  });
+
+  const page2 = watchPage(await context.newPage(), "tab 2");
+  await step("a second tab on the same conversation converges", async () => {
+    await page2.goto(conversationUrl);
+    await waitConnected(page2);
+    await expect.poll(() => transcript(page2), { timeout: TIMEOUT }).toEqual(await transcript(page));
+    // A message sent in the second tab streams into the first.
+    const replies = await assistantMessages(page).count();
+    await send(page2, "Hello from the second tab");
+    await expect(userMessages(page).last()).toContainText("Hello from the second tab", { timeout: TIMEOUT });
+    await waitForWords(assistantMessages(page).nth(replies), 20);
+    await screenshot(page, "sync-tab1-streaming");
+    await waitIdle(page2);
+    await waitIdle(page);
+    await expect.poll(() => transcript(page), { timeout: TIMEOUT }).toEqual(await transcript(page2));
+    await screenshot(page2, "sync-tab2");
+  });
+
+  await step("a reload mid-reply resumes the stream and the reply completes", async () => {
+    const reply = await send(page, "/story");
+    const before = await waitForWords(reply, 80);
+    if (before.includes("The end.")) throw new Error("the reply finished before the reload");
+    const index = (await assistantMessages(page).count()) - 1;
+    await page.reload();
+    await waitConnected(page);
+    // The reply reappears (the stream resumes) before it has finished.
+    const resumed = assistantMessages(page).nth(index);
+    const early = await waitForWords(resumed, 20);
+    if (early.includes("The end.")) throw new Error("the reply was already complete after the reload: nothing was resumed");
+    await screenshot(page, "reload-resuming");
+    await expect(resumed).toContainText("The end.", { timeout: 30_000 });
+    await waitIdle(page);
+    expect(await assistantMessages(page).count()).toBe(index + 1);
+    const after = await textOf(resumed);
+    if (!after.startsWith(before.slice(0, 60))) throw new Error(`the resumed reply does not start like the original: ${after.slice(0, 120)}`);
+    const starts = after.split("Once upon a time").length - 1;
+    if (starts !== 1) throw new Error(`the resumed reply repeats itself (${starts} starts): ${after}`);
+    await expect.poll(() => transcript(page2), { timeout: TIMEOUT }).toEqual(await transcript(page));
+    await screenshot(page, "reload-complete");
+  });
+
+  await step("stop mid-reply, then regenerate", async () => {
+    const reply = await send(page, "/story");
+    await waitForWords(reply, 60);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await waitIdle(page);
+    const stopped = await textOf(lastAssistant(page));
+    await page.waitForTimeout(1_000);
+    const later = await textOf(lastAssistant(page));
+    if (later !== stopped) throw new Error("the reply kept growing after Stop");
+    if (stopped.includes("The end.")) throw new Error("Stop came too late to interrupt the reply");
+    await screenshot(page, "stopped");
+    const replies = await assistantMessages(page).count();
+    await page.getByRole("button", { name: "Regenerate" }).click();
+    await expect(lastAssistant(page)).toContainText("The end.", { timeout: 30_000 });
+    await waitIdle(page);
+    expect(await assistantMessages(page).count()).toBe(replies);
+    await screenshot(page, "regenerated");
+  });
+
+  await step("switching conversations keeps each transcript", async () => {
+    const welcome = await transcript(page);
+    await page.getByRole("button", { name: "Trip ideas" }).click();
+    await expect(page).toHaveURL(/#\/c\/trip-ideas$/);
+    await waitConnected(page);
+    await expect(page.getByRole("heading", { name: "Chat with an AIChatAgent from Vue" })).toBeVisible();
+    await expect(composer(page)).toBeFocused();
+    await send(page, "Where should I go in spring?");
+    await waitIdle(page);
+    await expect(lastAssistant(page)).toContainText("Where should I go in spring?");
+    await screenshot(page, "conversation-switched");
+    await page.getByRole("button", { name: "Welcome" }).click();
+    await waitConnected(page);
+    await expect.poll(() => transcript(page), { timeout: TIMEOUT }).toEqual(welcome);
+  });
+
+  await step("clear empties the conversation in both tabs", async () => {
+    await page.getByRole("button", { name: "Clear conversation" }).click();
+    await expect(page.getByRole("heading", { name: "Chat with an AIChatAgent from Vue" })).toBeVisible();
+    await expect(page2.locator(".message[data-message-id]")).toHaveCount(0, { timeout: TIMEOUT });
+    await screenshot(page2, "cleared");
+  });
+
+  await step("the agent goes down mid-reply: reconnecting, a queued message, recovery", async () => {
+    await page.getByRole("button", { name: "Scratchpad" }).click();
+    await waitConnected(page);
+    // What the server says on the wire, to tell a silent server from a silent page.
+    const framesSeen = new Set<string>();
+    page.on("websocket", (socket) =>
+      socket.on("framereceived", ({ payload }) => {
+        const type = typeof payload === "string" ? /"type":"(cf_agent_[a-z_]+)"/.exec(payload)?.[1] : undefined;
+        if (type) framesSeen.add(type);
+      })
+    );
+    const reply = await send(page, "/story");
+    await waitForWords(reply, 60);
+    agentDown = true;
+    await demo.stopAgent();
+    await expect(page.locator(".status[data-status='connecting']")).toContainText("Reconnecting", { timeout: TIMEOUT });
+    await send(page, "Are you still there?");
+    await expect(page.locator(".message--queued")).toContainText("Queued", { timeout: TIMEOUT });
+    await screenshot(page, "agent-down-queued");
+    // Note whether the "recovering" indicator ever shows while the agent comes back.
+    await page.evaluate(() => {
+      const flag = window as unknown as { sawRecovering?: boolean };
+      flag.sawRecovering = false;
+      new MutationObserver(() => {
+        if (document.querySelector(".banner--info")) flag.sawRecovering = true;
+      }).observe(document.body, { subtree: true, childList: true });
+    });
+    await demo.startAgent();
+    await waitConnected(page);
+    agentDown = false;
+    await expect(page.locator(".message--queued")).toHaveCount(0, { timeout: TIMEOUT });
+    await expect(lastAssistant(page)).toContainText("Are you still there?", { timeout: 30_000 });
+    await waitIdle(page);
+    const sawRecovering = await page.evaluate(() => (window as unknown as { sawRecovering?: boolean }).sawRecovering === true);
+    const story = await textOf(reply);
+    const starts = story.split("Once upon a time").length - 1;
+    if (starts !== 1) throw new Error(`the interrupted reply repeats itself after the restart (${starts} starts): ${story}`);
+    console.log(
+      `    interrupted reply: ${story.includes("The end.") ? "completed by the server's recovery" : "left as it was"}; ` +
+        `"recovering" indicator ${sawRecovering ? "shown" : "never shown"}; ` +
+        `cf_agent_chat_recovering frames: ${framesSeen.has("cf_agent_chat_recovering") ? "received" : "none"}`
+    );
+    await screenshot(page, "agent-back");
+  });
+
+  await step("phone width: the sidebar becomes a drawer", async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    const mobile = watchPage(await phone.newPage(), "phone");
+    await mobile.goto(`${demo.url}#/c/trip-ideas`);
+    await waitConnected(mobile);
+    await expect(mobile.getByRole("button", { name: "Trip ideas" })).toBeHidden();
+    await screenshot(mobile, "phone");
+    const menu = mobile.getByRole("button", { name: "Open conversations" });
+    await menu.click();
+    await expect(mobile.getByRole("button", { name: "Trip ideas" })).toBeFocused();
+    await screenshot(mobile, "phone-drawer");
+    await mobile.keyboard.press("Escape");
+    await expect(menu).toBeFocused();
+    await expect(menu).toHaveAttribute("aria-expanded", "false");
+    await phone.close();
+  });
+
+  await step("dark mode", async () => {
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 820 }, colorScheme: "dark" });
+    const darkPage = watchPage(await dark.newPage(), "dark");
+    await darkPage.goto(`${demo.url}#/c/trip-ideas`);
+    await waitConnected(darkPage);
+    await expect(assistantMessages(darkPage)).toHaveCount(1, { timeout: TIMEOUT });
+    await send(darkPage, "/time");
+    await expect(darkPage.locator(".tool-card[data-tool='getLocalTime']")).toHaveAttribute("data-state", "complete", { timeout: TIMEOUT });
+    await waitIdle(darkPage);
+    await send(darkPage, "/approve");
+    await expect(darkPage.locator(".tool-card[data-state='waiting-approval']")).toBeVisible({ timeout: TIMEOUT });
+    await waitIdle(darkPage);
+    await screenshot(darkPage, "dark");
+    await dark.close();
+  });
+
+  await context.close();
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  const persistTo = await mkdtemp(join(tmpdir(), "agents-vue-demo-check-"));
+
+  console.log("demo:check — starting the demo (wrangler dev + Vite)…");
+  const demo = await startDemo({ persistTo, logFile: join(OUT, "wrangler.log"), logLevel: "warn" });
+  console.log(`  demo at ${demo.url} (agent ${demo.worker.origin}), ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  let browser: Browser | undefined;
+  let failed = false;
+  try {
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    await run(demo, browser);
+  } catch (error) {
+    failed = true;
+    console.error(`\n  FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    for (const context of browser?.contexts() ?? []) {
+      for (const [index, page] of context.pages().entries()) {
+        await page.screenshot({ path: join(OUT, `failure-${index + 1}.png`) }).catch(() => undefined);
+      }
+    }
+    console.error(`  wrangler's last lines:\n${demo.worker.recentOutput().split("\n").slice(-15).join("\n")}`);
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await demo.stop();
+    rmSync(persistTo, { recursive: true, force: true });
+  }
+
+  if (problems.length > 0) {
+    failed = true;
+    console.error(`\n  The pages reported ${problems.length} error(s):\n${problems.map((line) => `    ${line}`).join("\n")}`);
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(failed ? `\ndemo:check failed after ${seconds} s` : `\ndemo:check passed in ${seconds} s (screenshots in artifacts/demo/)`);
+  process.exit(failed ? 1 : 0);
+}
+
+await main();
