@@ -10,6 +10,7 @@ export { ChatAgent } from "./agent.ts";
 export default {
   async fetch(request: Request, env: Cloudflare.Env): Promise<Response> {
     if (new URL(request.url).pathname === "/health") return new Response("ok");
-    return (await routeAgentRequest(request, env)) ?? new Response("Not found", { status: 404 });
+    // `cors`: pages on other origins (the Nuxt example, VITE_AGENT_HOST) can read transcripts too.
+    return (await routeAgentRequest(request, env, { cors: true })) ?? new Response("Not found", { status: 404 });
   }
 } satisfies ExportedHandler<Cloudflare.Env>;
