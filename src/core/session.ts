@@ -2,6 +2,7 @@ import {
   AbstractChat,
   type ChatInit,
   type ChatRequestOptions,
+  type ChatState,
   type ChatStatus,
   type CreateUIMessage,
   type FileUIPart,
@@ -149,6 +150,16 @@ export interface SessionConfig<M extends UIMessage> {
 
 type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
 type Chunk = { type?: unknown; messageId?: unknown };
+type Part<M extends UIMessage> = M["parts"][number];
+
+interface ContinuationPin<M extends UIMessage> {
+  /** The pinned message's id (it follows a broadcast that renames the message). */
+  id: string;
+  /** Its tool calls: how it is found again after a rename. */
+  toolCallIds: ReadonlySet<string>;
+  /** Per AI SDK response message: the pinned parts its chunks go after. */
+  bases: Map<string, Array<Part<M>>>;
+}
 
 const MAX_REMEMBERED_TURNS = 500;
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
@@ -232,6 +243,10 @@ export class ChatSession<M extends UIMessage> {
   private readonly toolResults = new Map<string, unknown>();
   private readonly runningToolCalls = new Set<string>();
   private resolvingTools = false;
+  /** The assistant message a running continuation extends, and what it held before (#1229). */
+  private continuationPin: ContinuationPin<M> | null = null;
+  /** Replies the server renamed after the AI SDK seeded them from an earlier assistant: parts to drop. */
+  private readonly reseededReplies = new Map<string, number>();
 
   // Resume serialization (#1837)
   private resumeGeneration = 0;
@@ -318,7 +333,9 @@ export class ChatSession<M extends UIMessage> {
     this.chat = new SessionChat<M>({
       ...config.chatInit,
       id: config.chatId,
-      state: this.state,
+      // The AI SDK writes its responses through a view that places a
+      // continuation in the message it continues (see placeResponse).
+      state: this.chatFacingState(),
       transport: this.transport,
       onData: (part) => this.settings.onData?.(part),
       onError: (error) => this.settings.onError?.(error),
@@ -699,6 +716,7 @@ export class ChatSession<M extends UIMessage> {
   /** A frame of a request this client owns: the transport renders it, we keep the books. */
   private onLocalResponse(frame: ResponseFrame): void {
     const { id } = frame;
+    if (frame.continuation && !frame.done && !frame.error) this.pinContinuation();
     const chunk = peekChunk(frame.body);
     if (chunk?.type === "start" && typeof chunk.messageId === "string") {
       const assistantId = chunk.messageId;
@@ -1324,6 +1342,122 @@ export class ChatSession<M extends UIMessage> {
     return changed ? ({ ...message, parts } as M) : message;
   }
 
+  // ─── Where a streamed reply lands ─────────────────────────────────
+
+  /**
+   * The chat state as the AI SDK sees it: the publishing state, except that
+   * the messages it writes while a reply streams go through `placeResponse`.
+   */
+  private chatFacingState(): ChatState<M> {
+    const state = this.state;
+    return {
+      get status() {
+        return state.status;
+      },
+      set status(status: ChatStatus) {
+        state.status = status;
+      },
+      get error() {
+        return state.error;
+      },
+      set error(error: Error | undefined) {
+        state.error = error;
+      },
+      get messages() {
+        return state.messages;
+      },
+      set messages(next: M[]) {
+        state.messages = next;
+      },
+      pushMessage: (message: M) => this.placeResponse(message),
+      popMessage: () => state.popMessage(),
+      replaceMessage: (index: number, message: M) => this.placeResponse(message, index),
+      snapshot: state.snapshot
+    };
+  }
+
+  /**
+   * Places a message the AI SDK writes (`index` undefined: it would append).
+   *
+   * - A continuation's chunks carry no message id: the server strips it so
+   *   the client extends the message the tool call is in (#1229). The AI SDK
+   *   (ai@7) starts a fresh message for a resumed stream unless the last one
+   *   awaits an approval, so its writes are merged into the pinned message.
+   * - A bare `sendMessage()` after a tool output makes the AI SDK seed the
+   *   reply with the last assistant's parts, but AIChatAgent answers it as a
+   *   new turn under a new id and stores only the new parts; the seeded copy
+   *   is dropped so the transcript matches the server's.
+   */
+  private placeResponse(message: M, index?: number): void {
+    let placed = message;
+    const drop = this.reseededReplies.get(message.id);
+    if (drop !== undefined) {
+      placed = { ...message, parts: message.parts.slice(drop) };
+    } else if (this.continuationPin && message.role === "assistant") {
+      if (this.mergeIntoPinned(this.continuationPin, message, index)) return;
+    } else if (index === undefined) {
+      const seeded = this.seededParts(message);
+      if (seeded > 0) {
+        this.reseededReplies.set(message.id, seeded);
+        placed = { ...message, parts: message.parts.slice(seeded) };
+      }
+    }
+    if (index === undefined) this.state.pushMessage(placed);
+    else this.state.replaceMessage(index, placed);
+  }
+
+  private mergeIntoPinned(pin: ContinuationPin<M>, message: M, index: number | undefined): boolean {
+    // A replace of another message (e.g. an output added to an older call) is not the reply.
+    if (index !== undefined && message.id !== pin.id) return false;
+    const messages = this.state.messages;
+    let target = messages.findIndex((candidate) => candidate.id === pin.id);
+    if (target < 0 && pin.toolCallIds.size > 0) {
+      // A broadcast renamed the pinned message: find it by its tool calls.
+      target = messages.findIndex((candidate) => toolCallIdsOf(candidate).some((id) => pin.toolCallIds.has(id)));
+    }
+    const pinned = messages[target];
+    if (!pinned) return false;
+    pin.id = pinned.id;
+    // The AI SDK resumed the pinned message itself (it awaited an approval): its parts are all there.
+    const continuesPinned = toolCallIdsOf(message).some((id) => pin.toolCallIds.has(id));
+    let base: Array<Part<M>> = [];
+    if (!continuesPinned) {
+      base = pin.bases.get(message.id) ?? pinned.parts;
+      pin.bases.set(message.id, base);
+    }
+    const metadata =
+      isRecord(pinned.metadata) && isRecord(message.metadata)
+        ? { ...pinned.metadata, ...message.metadata }
+        : (message.metadata ?? pinned.metadata);
+    this.state.replaceMessage(target, { ...pinned, ...message, id: pinned.id, metadata, parts: [...base, ...message.parts] });
+    return true;
+  }
+
+  /** How many leading parts of a new reply are a copy of the assistant before it. */
+  private seededParts(message: M): number {
+    if (message.role !== "assistant") return 0;
+    const last = this.state.messages[this.state.messages.length - 1];
+    if (!last || last.role !== "assistant" || last.id === message.id || last.parts.length === 0) return 0;
+    if (message.parts.length < last.parts.length) return 0;
+    return last.parts.every((part, i) => samePart(part, message.parts[i])) ? last.parts.length : 0;
+  }
+
+  /** Pins the last assistant message as the one a continuation extends. */
+  private pinContinuation(): void {
+    if (this.continuationPin) return;
+    const last = this.state.messages[this.state.messages.length - 1];
+    if (!last || last.role !== "assistant") return;
+    this.continuationPin = { id: last.id, toolCallIds: new Set(toolCallIdsOf(last)), bases: new Map() };
+  }
+
+  /** Once no reply streams, nothing is pinned or renamed any more. */
+  private releaseResponsePlacement(): void {
+    const status = this.state.status;
+    if (status === "submitted" || status === "streaming") return;
+    this.reseededReplies.clear();
+    if (!this.resumeOperation && !this.continuationPending) this.continuationPin = null;
+  }
+
   private startToolContinuation(): void {
     if (!this.settings.autoContinueAfterToolResult || this.continuationResuming) return;
     this.continuationGeneration++;
@@ -1343,6 +1477,7 @@ export class ChatSession<M extends UIMessage> {
         if (this.disposed || !this.continuationPending || this.state.status !== "ready") return;
         this.continuationPending = false;
         const generation = this.continuationGeneration;
+        this.pinContinuation();
         this.transport.expectToolContinuation();
         await this.resumeStream()
           .catch((error: unknown) => console.error("[agents-vue] Tool continuation failed:", error))
@@ -1541,6 +1676,7 @@ export class ChatSession<M extends UIMessage> {
     }
     this.collapseReplays();
     this.pruneToolBookkeeping();
+    this.releaseResponsePlacement();
   }
 
   private collapseReplays(): void {
@@ -1640,3 +1776,20 @@ function describeData(data: unknown): string {
   return typeof data;
 }
 
+function toolCallIdsOf(message: UIMessage): string[] {
+  return message.parts.flatMap((part) => {
+    const id = (part as { toolCallId?: unknown }).toolCallId;
+    return typeof id === "string" ? [id] : [];
+  });
+}
+
+/** Whether two parts are the same part (states may differ: a tool call may have been answered since). */
+function samePart(a: UIMessage["parts"][number], b: UIMessage["parts"][number] | undefined): boolean {
+  if (!b || a.type !== b.type) return false;
+  const callA = (a as { toolCallId?: unknown }).toolCallId;
+  if (callA !== undefined || (b as { toolCallId?: unknown }).toolCallId !== undefined) {
+    return callA === (b as { toolCallId?: unknown }).toolCallId;
+  }
+  if (a.type === "text" || a.type === "reasoning") return a.text === (b as { text: string }).text;
+  return true;
+}
