@@ -23,7 +23,7 @@ export type ChatFrame<M extends UIMessage = UIMessage> =
   | { kind: "clear" }
   | { kind: "resuming"; id: string; probeId: string | undefined }
   | { kind: "resume-none"; reason: string | undefined; probeId: string | undefined }
-  | { kind: "pending" }
+  | { kind: "pending"; id: string | undefined; probeId: string | undefined }
   | { kind: "message-updated"; message: M }
   | { kind: "recovering"; recovering: boolean };
 
@@ -145,7 +145,10 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
         }
       };
     case Wire.streamPending:
-      return { kind: "chat", frame: { kind: "pending" } };
+      return {
+        kind: "chat",
+        frame: { kind: "pending", id: optionalString(data.id), probeId: optionalString(data.probeId) }
+      };
     case Wire.messageUpdated:
       if (!isUIMessage(data.message)) {
         return { kind: "invalid", problem: "a message-updated frame with a malformed message" };

@@ -247,6 +247,12 @@ export class ChatSession<M extends UIMessage> {
   private continuationPin: ContinuationPin<M> | null = null;
   /** Replies the server renamed after the AI SDK seeded them from an earlier assistant: parts to drop. */
   private readonly reseededReplies = new Map<string, number>();
+  /** The running continuation's request id, once the server named it (pending or resuming). */
+  private continuationRequestId: string | null = null;
+  /** Whether the transport attached to that continuation (then `stop()` cancels it there). */
+  private continuationAttached = false;
+  /** A continuation stopped before it was attached: cancelled as soon as it starts. */
+  private stoppedContinuation: { probeId: string; requestId: string | null } | null = null;
 
   // Resume serialization (#1837)
   private resumeGeneration = 0;
@@ -520,6 +526,7 @@ export class ChatSession<M extends UIMessage> {
         return;
       case "pending":
         this.transport.handleStreamPending();
+        this.noteContinuationPending(frame.id, frame.probeId);
         return;
       case "resuming":
         this.onStreamResuming(frame.id, frame.probeId);
@@ -639,6 +646,7 @@ export class ChatSession<M extends UIMessage> {
   // ─── Resume handshake ─────────────────────────────────────────────
 
   private onResumeNone(reason: string | undefined, probeId: string | undefined): void {
+    if (this.stoppedContinuation?.probeId === probeId) this.stoppedContinuation = null;
     const handled = this.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
     const answersIdleProbe = this.idleProbeId !== null && probeId === this.idleProbeId;
     if (answersIdleProbe) this.idleProbeId = null;
@@ -656,6 +664,7 @@ export class ChatSession<M extends UIMessage> {
     // Server turns are serialized: an offer for another request ends the held one.
     if (this.unresolvedObservedRequestId !== id) this.unresolvedObservedRequestId = null;
     if (probeId !== undefined && probeId === this.idleProbeId) this.idleProbeId = null;
+    if (this.cancelStoppedContinuation(id, probeId)) return;
     const awaiting = this.transport.isAwaitingResume();
     const earlyContinuation = this.continuationResuming && !awaiting;
     if (!this.settings.resume && !awaiting && !earlyContinuation) {
@@ -671,6 +680,7 @@ export class ChatSession<M extends UIMessage> {
     if (!this.continuationResuming) this.pendingReplayResume.add(id);
     // The transport's waiting probe takes the offer: it ACKs and attaches.
     if (this.transport.handleStreamResuming({ id })) {
+      this.noteContinuationAttached(id);
       this.scheduleReconcile();
       return;
     }
@@ -1154,11 +1164,14 @@ export class ChatSession<M extends UIMessage> {
   /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
   async stop(): Promise<void> {
     this.transport.setCancelOnClientAbort(this.settings.cancelOnClientAbort);
+    const unattachedContinuation =
+      this.continuationResuming && !this.continuationAttached && this.observedContinuationId === null;
     try {
       this.transport.cancelActiveServerTurn();
       await this.chat.stop();
     } finally {
       this.transport.abortActiveToolContinuation();
+      if (unattachedContinuation) this.cancelContinuationWhenItStarts();
     }
   }
 
@@ -1459,7 +1472,10 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private startToolContinuation(): void {
-    if (!this.settings.autoContinueAfterToolResult || this.continuationResuming) return;
+    if (!this.settings.autoContinueAfterToolResult) return;
+    // A new result asks for the continuation again, even after a stop.
+    this.stoppedContinuation = null;
+    if (this.continuationResuming) return;
     this.continuationGeneration++;
     this.continuationResuming = true;
     this.continuationPending = true;
@@ -1484,6 +1500,8 @@ export class ChatSession<M extends UIMessage> {
           .finally(() => {
             if (this.continuationGeneration !== generation) return;
             this.continuationResuming = false;
+            this.continuationRequestId = null;
+            this.continuationAttached = false;
             this.cells.toolContinuation.value = false;
             this.scheduleReconcile();
           });
@@ -1502,8 +1520,57 @@ export class ChatSession<M extends UIMessage> {
     this.continuationPending = false;
     this.continuationResuming = false;
     this.observedContinuationId = null;
+    this.continuationRequestId = null;
+    this.continuationAttached = false;
+    this.stoppedContinuation = null;
     this.clearContinuationTimer();
     this.cells.toolContinuation.value = false;
+  }
+
+  /** The server named the continuation its probe waits for (`cf_agent_stream_pending` carries the id). */
+  private noteContinuationPending(id: string | undefined, probeId: string | undefined): void {
+    const stopped = this.stoppedContinuation;
+    if (stopped && probeId === stopped.probeId) {
+      stopped.requestId = id ?? stopped.requestId;
+      return;
+    }
+    if (id && this.continuationResuming && !this.continuationPending && !this.continuationAttached) {
+      this.continuationRequestId = id;
+    }
+  }
+
+  /** The transport took a stream offer while a continuation was launched: that is the continuation. */
+  private noteContinuationAttached(id: string): void {
+    if (!this.continuationResuming || this.continuationPending) return;
+    this.continuationRequestId = id;
+    this.continuationAttached = true;
+  }
+
+  /**
+   * `stop()` before the server started the continuation: the transport has
+   * no request id to cancel, and the server can only abort a turn that runs.
+   * The client asks which turn is pending (its own probe parks it for the
+   * start) and cancels that turn when the server announces it, never ACKing
+   * it. Upstream leaves such a continuation running.
+   */
+  private cancelContinuationWhenItStarts(): void {
+    const requestId = this.continuationRequestId;
+    this.resetToolContinuation();
+    const probeId = idleProbeIds();
+    this.stoppedContinuation = { probeId, requestId };
+    this.send({ type: Wire.streamResumeRequest, probeId });
+  }
+
+  private cancelStoppedContinuation(id: string, probeId: string | undefined): boolean {
+    const stopped = this.stoppedContinuation;
+    if (!stopped) return false;
+    // Its own request id once known; before that, whatever answers its probe.
+    const isStopped = stopped.requestId !== null ? id === stopped.requestId : probeId === stopped.probeId;
+    if (!isStopped) return false;
+    this.stoppedContinuation = null;
+    this.send({ type: Wire.requestCancel, id });
+    this.scheduleReconcile();
+    return true;
   }
 
   /**
