@@ -253,6 +253,8 @@ export class ChatSession<M extends UIMessage> {
   private continuationAttached = false;
   /** A continuation stopped before it was attached: cancelled as soon as it starts. */
   private stoppedContinuation: { probeId: string; requestId: string | null } | null = null;
+  /** Tool calls first seen in another client's turn (the observer path): that client answers them. */
+  private readonly othersToolCalls = new Set<string>();
 
   // Resume serialization (#1837)
   private resumeGeneration = 0;
@@ -818,6 +820,7 @@ export class ChatSession<M extends UIMessage> {
         if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
           this.settings.onData?.(chunk as never);
         }
+        if (this.observedContinuationId !== id) this.noteOthersToolCall(chunk);
       }
     }
     if (frame.done || frame.replayComplete) this.pendingReplayResume.delete(id);
@@ -1574,6 +1577,20 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /**
+   * A tool call streamed in another client's turn is that client's to answer:
+   * running it here too would run a tool with `execute` once per open tab and
+   * send the server two results. (Upstream runs it in every tab.) Calls this
+   * client loads from the transcript, or gets in its own or a resumed stream,
+   * are its own.
+   */
+  private noteOthersToolCall(chunk: Record<string, unknown>): void {
+    if (chunk.type !== "tool-input-start" && chunk.type !== "tool-input-available") return;
+    if (typeof chunk.toolCallId !== "string") return;
+    this.othersToolCalls.add(chunk.toolCallId);
+    capSet(this.othersToolCalls, MAX_REMEMBERED_TURNS);
+  }
+
+  /**
    * Runs client tools once the response has ended (#2195): a server tool
    * sits in `input-available` until its result arrives in the same stream, so
    * only what is still waiting afterwards belongs to the client.
@@ -1593,6 +1610,7 @@ export class ChatSession<M extends UIMessage> {
     for (const part of pendingToolParts(this.state.messages)) {
       const toolCallId = part.toolCallId;
       if (this.processedToolCalls.has(toolCallId) || this.toolResults.has(toolCallId)) continue;
+      if (this.othersToolCalls.has(toolCallId)) continue;
       const toolName = getToolName(part);
       const tool = settings.tools?.[toolName];
       if (typeof tool?.execute === "function") {
@@ -1659,6 +1677,7 @@ export class ChatSession<M extends UIMessage> {
       const name = getToolName(part);
       return (
         !this.processedToolCalls.has(part.toolCallId) &&
+        !this.othersToolCalls.has(part.toolCallId) &&
         !settings.toolsRequiringConfirmation.includes(name) &&
         typeof tools?.[name]?.execute === "function"
       );
