@@ -1174,7 +1174,9 @@ export class ChatSession<M extends UIMessage> {
       await this.chat.stop();
     } finally {
       this.transport.abortActiveToolContinuation();
+      // The continuation is over once stop() returns (its stream settles a tick later).
       if (unattachedContinuation) this.cancelContinuationWhenItStarts();
+      else if (this.continuationResuming) this.resetToolContinuation();
     }
   }
 
