@@ -259,6 +259,18 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await expect.poll(() => transcript(page), { timeout: TIMEOUT }).toEqual(welcome);
   });
 
+  await step("a new chat is a new agent instance, titled by its first message", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/#\/c\/chat-[a-z0-9]+$/);
+    await waitConnected(page);
+    await expect(composer(page)).toBeFocused();
+    await send(page, "Plan a picnic for Saturday");
+    await waitIdle(page);
+    await expect(page.locator(".conversation[aria-current='page']")).toContainText("Plan a picnic for Saturday");
+    await page.getByRole("button", { name: "Welcome" }).click();
+    await waitConnected(page);
+  });
+
   await step("clear empties the conversation in both tabs", async () => {
     await page.getByRole("button", { name: "Clear conversation" }).click();
     await expect(page.getByRole("heading", { name: "Chat with an AIChatAgent from Vue" })).toBeVisible();
@@ -340,6 +352,7 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await send(darkPage, "/approve");
     await expect(darkPage.locator(".tool-card[data-state='waiting-approval']")).toBeVisible({ timeout: TIMEOUT });
     await waitIdle(darkPage);
+    await darkPage.getByText("Composable state").click();
     await screenshot(darkPage, "dark");
     await dark.close();
   });
@@ -354,7 +367,8 @@ async function main(): Promise<void> {
   const persistTo = await mkdtemp(join(tmpdir(), "agents-vue-demo-check-"));
 
   console.log("demo:check — starting the demo (wrangler dev + Vite)…");
-  const demo = await startDemo({ persistTo, logFile: join(OUT, "wrangler.log"), logLevel: "warn" });
+  // No file watching: an edit to the library mid-run must not reload the pages under test.
+  const demo = await startDemo({ persistTo, logFile: join(OUT, "wrangler.log"), logLevel: "warn", watch: false });
   console.log(`  demo at ${demo.url} (agent ${demo.worker.origin}), ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   let browser: Browser | undefined;
   let failed = false;

@@ -47,6 +47,8 @@ export interface StartDemoOptions {
   logFile?: string;
   /** Vite's log level. Default "info". */
   logLevel?: "info" | "warn" | "error" | "silent";
+  /** Watch files and hot-reload the page (the library's source too). Default true. */
+  watch?: boolean;
 }
 
 export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
@@ -62,6 +64,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
         host: HOST,
         port,
         strictPort: true,
+        ...(options.watch === false ? { watch: null, hmr: false } : {}),
         // Overrides the config's default target (wrangler's usual :8787).
         proxy: { "/agents": { target: worker.origin, ws: true, changeOrigin: true } }
       }
