@@ -983,11 +983,13 @@ export class ChatSession<M extends UIMessage> {
     this.cells.loading.value = true;
     void this.readTranscript(load).then((stored) => {
       if (this.disposed) return;
-      this.cells.loading.value = false;
       if (stored && epoch === this.transcriptEpoch) {
         for (const message of stored) this.knownIds.add(message.id);
         this.replaceAll(prependMissing(stored, this.state.messages));
       }
+      // The history must be on screen before `isLoading` says it is.
+      this.state.flush();
+      this.cells.loading.value = false;
       this.resolveLoaded();
     });
   }

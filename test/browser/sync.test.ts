@@ -248,3 +248,33 @@ describe("lifecycle", () => {
     warn.mockRestore();
   });
 });
+
+describe("first load", () => {
+  it("publishes the loaded history before isLoading turns false, even with a throttle", async () => {
+    const { watch } = await import("vue");
+    const socket = new FakeSocket();
+    let release!: (messages: UIMessage[]) => void;
+    const mounted = mountComposable(() =>
+      useAgentChat({
+        agent: socket,
+        resume: false,
+        throttle: 50,
+        getInitialMessages: () => new Promise<UIMessage[]>((resolve) => (release = resolve))
+      })
+    );
+    const chat = mounted.result;
+    const seenWhenLoaded: number[] = [];
+    watch(chat.isLoading, (loading) => {
+      if (!loading) seenWhenLoaded.push(chat.messages.value.length);
+    }, { flush: "sync" });
+    socket.open();
+    expect(chat.isLoading.value).toBe(true);
+    // An observed stream publishes first and opens a throttle window.
+    socket.chunk("other", { type: "start", messageId: "o1" });
+    socket.chunk("other", { type: "text-delta", id: "t", delta: "live" });
+    release([user("h1"), assistant("h2", "history")]);
+    await vi.waitFor(() => expect(chat.isLoading.value).toBe(false));
+    expect(seenWhenLoaded).toEqual([3]);
+    mounted.unmount();
+  });
+});
