@@ -348,6 +348,7 @@ export class ChatSession<M extends UIMessage> {
       onData: (part) => this.settings.onData?.(part),
       onError: (error) => this.settings.onError?.(error),
       onFinish: (event) => {
+        this.reseededReplies.delete(event.message.id);
         this.rememberFinishedTurn(event);
         this.settings.onFinish?.(event);
       }
@@ -1419,6 +1420,7 @@ export class ChatSession<M extends UIMessage> {
       const seeded = this.seededParts(message);
       if (seeded > 0) {
         this.reseededReplies.set(message.id, seeded);
+        capMap(this.reseededReplies, MAX_REMEMBERED_TURNS);
         placed = { ...message, parts: message.parts.slice(seeded) };
       }
     }
@@ -1470,11 +1472,10 @@ export class ChatSession<M extends UIMessage> {
     this.continuationPin = { id: last.id, toolCallIds: new Set(toolCallIdsOf(last)), bases: new Map() };
   }
 
-  /** Once no reply streams, nothing is pinned or renamed any more. */
+  /** Once no continuation streams, nothing is pinned (a renamed reply is forgotten at its finish). */
   private releaseResponsePlacement(): void {
     const status = this.state.status;
     if (status === "submitted" || status === "streaming") return;
-    this.reseededReplies.clear();
     if (!this.resumeOperation && !this.continuationPending) this.continuationPin = null;
   }
 
