@@ -694,7 +694,9 @@ export class ChatSession<M extends UIMessage> {
       this.observedContinuationId = id;
       this.clearContinuationTimer();
     }
-    this.observer = { streamId: id, message: new ObservedMessage(generateId()) };
+    // An early continuation extends the message the tool call is in, even
+    // before its replayed `start` (an empty replay would append a blank reply).
+    this.observer = { streamId: id, message: new ObservedMessage(generateId(), earlyContinuation) };
     this.transport.observeServerTurn(id);
     this.setServerStreaming(true);
     if (this.recoveringRequestId !== null && this.recoveringRequestId !== id) this.recoveringRequestId = null;
