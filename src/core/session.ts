@@ -1574,8 +1574,12 @@ export class ChatSession<M extends UIMessage> {
   private cancelStoppedContinuation(id: string, probeId: string | undefined): boolean {
     const stopped = this.stoppedContinuation;
     if (!stopped) return false;
-    // Its own request id once known; before that, whatever answers its probe.
-    const isStopped = stopped.requestId !== null ? id === stopped.requestId : probeId === stopped.probeId;
+    // Its own request id once known; before that, whatever answers its probe,
+    // unless that is a turn this client already follows (another tab's).
+    const isStopped =
+      stopped.requestId !== null
+        ? id === stopped.requestId
+        : probeId === stopped.probeId && this.observer?.streamId !== id && !this.localRequestIds.has(id);
     if (!isStopped) return false;
     this.stoppedContinuation = null;
     this.send({ type: Wire.requestCancel, id });

@@ -409,6 +409,53 @@ describe("addToolOutput and the continuation (rules 80-84)", () => {
   });
 });
 
+describe("callbacks that fail, and unmounting mid-tool", () => {
+  it("an onToolCall that throws is reported, not rethrown, and not called again for that call", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const onToolCall = vi.fn<OnToolCallCallback>(() => {
+      throw new Error("handler bug");
+    });
+    const { socket, chat } = setup({ onToolCall, initialMessages: waitingForAnswer() });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(onToolCall).toHaveBeenCalledTimes(1));
+    socket.push({ type: "cf_agent_chat_messages", messages: waitingForAnswer() });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(onToolCall).toHaveBeenCalledTimes(1);
+    expect(error).toHaveBeenCalledWith(expect.stringContaining("onToolCall threw"), expect.any(Error));
+    // Nothing runs for it any more: it does not count as client work.
+    expect(chat.isServerStreaming.value).toBe(false);
+    expect(results(socket)).toEqual([]);
+  });
+
+  it("an onToolCall that rejects is reported and stops counting as client work", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    let fail!: (reason: Error) => void;
+    const { calls, onToolCall } = recordCalls(() => new Promise<void>((_, reject) => (fail = reject)));
+    const { socket, chat } = setup({ onToolCall, initialMessages: waitingForAnswer() });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    expect(chat.isServerStreaming.value).toBe(true);
+    fail(new Error("network down"));
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
+    expect(error).toHaveBeenCalledWith(expect.stringContaining("onToolCall rejected"), expect.any(Error));
+  });
+
+  it("an execute that settles after unmount sends nothing", async () => {
+    let finish!: (value: unknown) => void;
+    const { socket, unmount } = setup({
+      initialMessages: [user("u1"), assistant("a1", tool("getLocation", "c1", "input-available"))],
+      tools: { getLocation: { execute: () => new Promise((resolve) => (finish = resolve)) } }
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(finish).toBeTypeOf("function"));
+    unmount();
+    const sent = socket.sent.length;
+    finish({ city: "Lisbon" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(socket.sent.slice(sent).filter((frame) => frame.type === "cf_agent_tool_result")).toEqual([]);
+  });
+});
+
 describe("pending client work (rules 85, 86)", () => {
   it("a pending onToolCall makes isServerStreaming and isStreaming true; the output clears them (rule 85)", async () => {
     let answer!: () => void;
@@ -621,6 +668,20 @@ describe("stop() during a continuation", () => {
     expect(cancels(socket)).toEqual([]);
     socket.push({ type: "cf_agent_stream_resuming", id: "k1" });
     expect(cancels(socket)).toEqual([{ type: "cf_agent_chat_request_cancel", id: "k1" }]);
+  });
+
+  it("never cancels another client's turn that answers its probe", async () => {
+    const { socket, chat } = setup({ initialMessages: waitingForAnswer() });
+    await openIdle(socket);
+    // Another tab's turn is streaming to this tab.
+    socket.push({ type: "cf_agent_stream_resuming", id: "theirs" });
+    expect(chat.isServerStreaming.value).toBe(true);
+    chat.addToolOutput({ toolCallId: "c1", output: "yes" });
+    await chat.stop();
+    // stop() cancelled the observed turn it follows (upstream's stop); that cancel is expected.
+    const before = cancels(socket).length;
+    socket.push({ type: "cf_agent_stream_resuming", id: "theirs", probeId: probes(socket).at(-1)!.probeId });
+    expect(cancels(socket)).toHaveLength(before);
   });
 
   it("nothing pending ('none'): nothing is cancelled later", async () => {
