@@ -344,6 +344,14 @@ const api = {
     for (const socket of open) socket.close(3000, "bench drop");
     return open.length;
   },
+  /** A socket created after the first `previous` ones is open. */
+  async opened(previous: number, timeoutMs = 20_000): Promise<void> {
+    await until(
+      () => sockets.slice(previous).some((ref) => ref.deref()?.readyState === NativeWebSocket.OPEN),
+      timeoutMs,
+      "an open socket"
+    );
+  },
   /** After `dropSockets`: a new socket is open and the client settled (`expected` messages, no read in flight). */
   async reconnected(previous: number, expected: number, stableMs = 30): Promise<void> {
     await until(() => sockets.length > previous, 10_000, "a new socket");
