@@ -107,7 +107,9 @@ export function toolsWithoutExecute(tools?: Record<string, AITool>): string[] {
 }
 
 /** The tool parts of the last message still waiting for the client (`input-available`). */
-export function pendingToolParts(messages: readonly UIMessage[]) {
+export function pendingToolParts(
+  messages: readonly UIMessage[]
+): Array<Extract<Part, { toolCallId: string; state: "input-available" }>> {
   const last = messages[messages.length - 1];
   if (!last || last.role !== "assistant") return [];
   return last.parts.filter(
