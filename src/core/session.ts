@@ -223,8 +223,17 @@ export class ChatSession<M extends UIMessage> {
   // Requests this client owns (shared with the transport as activeRequestIds).
   private readonly localRequestIds = new Set<string>();
   private readonly bufferedSendIds = new Set<string>();
+  /**
+   * User messages of the local request in flight that no transcript frame has
+   * carried yet. A transcript frame that lags behind the request (servers
+   * before `@cloudflare/ai-chat` 0.12.2 broadcast the previous turn's after
+   * its done frame, and never send the sender its own turn's) must not drop them.
+   */
+  private readonly unechoedSendIds = new Set<string>();
   private readonly pendingReplayResume = new Set<string>();
   private readonly replayRebuiltIds = new Set<string>();
+  /** Assistant messages a continuation replayed without `seq` extends; collapsed until its stream finishes. */
+  private readonly unsequencedReplayIds = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
   private readonly localResponseIds = new Map<string, string>();
   /** Highest `seq` delivered to each stream the transport attached to, since its ACK. */
@@ -348,6 +357,8 @@ export class ChatSession<M extends UIMessage> {
       onData: (part) => this.settings.onData?.(part),
       onError: (error) => this.settings.onError?.(error),
       onFinish: (event) => {
+        this.unechoedSendIds.clear();
+        if (this.unsequencedReplayIds.delete(event.message.id)) this.collapseMessage(event.message.id);
         this.reseededReplies.delete(event.message.id);
         this.rememberFinishedTurn(event);
         this.settings.onFinish?.(event);
@@ -545,7 +556,11 @@ export class ChatSession<M extends UIMessage> {
   private applySnapshot(snapshot: M[], connect: boolean): void {
     const buffered = connect ? new Set(this.bufferedSendIds) : new Set<string>();
     this.bufferedSendIds.clear();
-    for (const message of snapshot) this.knownIds.add(message.id);
+    for (const message of snapshot) {
+      this.knownIds.add(message.id);
+      this.unechoedSendIds.delete(message.id);
+    }
+    for (const id of this.unechoedSendIds) buffered.add(id);
     const current = this.state.messages;
     let next = this.keepProtectedAssistant(snapshot, current);
     // An observer builds the in-flight assistant itself; a snapshot behind the
@@ -723,6 +738,13 @@ export class ChatSession<M extends UIMessage> {
       this.recoveringRequestId = null;
     }
     this.reportTurnEnd(frame);
+    // Servers before @cloudflare/ai-chat 0.12.2 replay a continuation without
+    // `seq`, so the chunks this client already applied cannot be skipped
+    // (#1951): the replayed text is collapsed into the text it repeats instead.
+    if (frame.replay && frame.continuation && frame.seq === undefined && frame.body.trim()) {
+      const last = this.state.messages.at(-1);
+      if (last?.role === "assistant") this.unsequencedReplayIds.add(last.id);
+    }
     if (this.localRequestIds.has(id)) this.onLocalResponse(frame);
     else this.onObservedResponse(frame);
     if (frame.done || frame.error) this.scheduleReconcile();
@@ -1060,6 +1082,10 @@ export class ChatSession<M extends UIMessage> {
       });
       if (isRecord(result?.body)) Object.assign(body, result.body);
     }
+    if (request.trigger === "submit-message") {
+      const sent = request.messages.findLast((message) => message.role === "user");
+      if (sent && !this.knownIds.has(sent.id)) this.unechoedSendIds.add(sent.id);
+    }
     if (settings.sendOnlyNewMessages && request.trigger === "submit-message" && !("messages" in body)) {
       const trimmed = trimForServer(request.messages, this.knownIds, request.messageId);
       if (trimmed.afterMessageId !== undefined) {
@@ -1220,8 +1246,10 @@ export class ChatSession<M extends UIMessage> {
     this.pendingReplayResume.clear();
     this.fallbackAcked.clear();
     this.replayRebuiltIds.clear();
+    this.unsequencedReplayIds.clear();
     this.protection = null;
     this.bufferedSendIds.clear();
+    this.unechoedSendIds.clear();
     this.transport.appliedChunks.clear();
     this.turnErrors.clear();
     this.pendingTurnEnds = [];
@@ -1777,6 +1805,7 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private collapseReplays(): void {
+    for (const id of this.unsequencedReplayIds) this.collapseMessage(id);
     if (this.replayRebuiltIds.size === 0) return;
     const messages = this.state.messages;
     messages.forEach((message, index) => {
@@ -1785,6 +1814,14 @@ export class ChatSession<M extends UIMessage> {
       if (collapsed !== message) this.state.replaceMessage(index, collapsed);
     });
     if (this.state.status === "ready" || this.state.status === "error") this.replayRebuiltIds.clear();
+  }
+
+  private collapseMessage(id: string): void {
+    const index = this.state.messages.findIndex((message) => message.id === id);
+    const message = this.state.messages[index];
+    if (!message || message.role !== "assistant") return;
+    const collapsed = collapseReplayedText(message);
+    if (collapsed !== message) this.state.replaceMessage(index, collapsed);
   }
 
   private pruneToolBookkeeping(): void {
