@@ -38,11 +38,6 @@ const SERVER_RANGE = "<1.0.0";
 const PEERS = ["agents", "ai", "vue"] as const;
 const SERVER = "@cloudflare/ai-chat";
 const ALL_TIERS = ["unit", "types", "browser", "e2e"] as const;
-/**
- * Dev dependencies no tracked file imports, dropped from the copies:
- * `@ai-sdk/vue`'s peer `vue ^3.3.4` would block installing vue 3.3.0.
- */
-const UNUSED_DEV_DEPENDENCIES = ["@ai-sdk/vue"];
 /** A tier that runs longer than this is killed and fails. */
 const TIER_TIMEOUT_MS = 15 * 60_000;
 
@@ -171,7 +166,6 @@ function pinVersions(dest: string, versions: Versions): void {
   const file = join(dest, "package.json");
   const pkg = JSON.parse(readFileSync(file, "utf8")) as { devDependencies: Record<string, string> };
   for (const [name, version] of Object.entries(versions)) pkg.devDependencies[name] = version;
-  for (const name of UNUSED_DEV_DEPENDENCIES) delete pkg.devDependencies[name];
   writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
   rmSync(join(dest, "package-lock.json"), { force: true });
 }
