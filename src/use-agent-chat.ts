@@ -304,30 +304,69 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const throttleMs =
     options.throttle === false ? undefined : (options.throttle ?? options.experimental_throttle ?? DEFAULT_THROTTLE_MS);
 
-  const settings = (): SessionSettings<M> => {
-    const tools = options.tools;
-    return {
-      resume: options.resume ?? true,
-      cancelOnClientAbort: options.cancelOnClientAbort ?? false,
-      autoContinueAfterToolResult: options.autoContinueAfterToolResult ?? true,
-      autoSendAfterAllConfirmationsResolved: options.autoSendAfterAllConfirmationsResolved ?? true,
-      syncMessagesToServer: options.syncMessagesToServer ?? true,
-      resyncOnReconnect: options.resyncOnReconnect ?? true,
-      sendOnlyNewMessages: options.sendOnlyNewMessages ?? false,
-      mergeMessages: options.mergeMessages ?? mergeStoredWins,
-      body: options.body === undefined ? undefined : (() => toValue(options.body) ?? {}) as BodySource,
-      prepareSendMessagesRequest: options.prepareSendMessagesRequest,
-      tools,
-      toolsRequiringConfirmation: options.toolsRequiringConfirmation ?? toolsWithoutExecute(tools),
-      automaticToolResolution: options.experimental_automaticToolResolution ?? false,
-      onToolCall: options.onToolCall,
-      onTurnEnd: options.onTurnEnd,
-      onData: options.onData,
-      onError: options.onError,
-      onFinish: options.onFinish,
-      onFrame: options.onFrame
-    };
+  // One object whose getters read the options when the session asks, so
+  // callbacks and flags can change; the hot path pays a property read.
+  const body = (() => toValue(options.body) ?? {}) as BodySource;
+  const liveSettings: SessionSettings<M> = {
+    get resume() {
+      return options.resume ?? true;
+    },
+    get cancelOnClientAbort() {
+      return options.cancelOnClientAbort ?? false;
+    },
+    get autoContinueAfterToolResult() {
+      return options.autoContinueAfterToolResult ?? true;
+    },
+    get autoSendAfterAllConfirmationsResolved() {
+      return options.autoSendAfterAllConfirmationsResolved ?? true;
+    },
+    get syncMessagesToServer() {
+      return options.syncMessagesToServer ?? true;
+    },
+    get resyncOnReconnect() {
+      return options.resyncOnReconnect ?? true;
+    },
+    get sendOnlyNewMessages() {
+      return options.sendOnlyNewMessages ?? false;
+    },
+    get mergeMessages() {
+      return options.mergeMessages ?? mergeStoredWins;
+    },
+    get body() {
+      return options.body === undefined ? undefined : body;
+    },
+    get prepareSendMessagesRequest() {
+      return options.prepareSendMessagesRequest;
+    },
+    get tools() {
+      return options.tools;
+    },
+    get toolsRequiringConfirmation() {
+      return options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);
+    },
+    get automaticToolResolution() {
+      return options.experimental_automaticToolResolution ?? false;
+    },
+    get onToolCall() {
+      return options.onToolCall;
+    },
+    get onTurnEnd() {
+      return options.onTurnEnd;
+    },
+    get onData() {
+      return options.onData;
+    },
+    get onError() {
+      return options.onError;
+    },
+    get onFinish() {
+      return options.onFinish;
+    },
+    get onFrame() {
+      return options.onFrame;
+    }
   };
+  const settings = () => liveSettings;
 
   const transcriptReaders = (target: Target) => {
     const address = httpAddressOf(target.socket as AddressedSocket);

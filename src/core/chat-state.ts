@@ -24,8 +24,8 @@ export interface PublishingChatStateOptions<M extends UIMessage> {
   throttleMs?: number;
   /** Applied to each message copy as it is published (the client tool-result overlay). */
   decorate?: (message: M) => M;
-  /** Called after any change to messages, status or error. */
-  onChange?: () => void;
+  /** Called after any change: `"messages"` for the transcript, `"status"` for status or error. */
+  onChange?: (kind: "messages" | "status") => void;
 }
 
 /**
@@ -54,7 +54,7 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   private readonly throttleMs: number | undefined;
   private readonly cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
   private readonly decorate: ((message: M) => M) | undefined;
-  private readonly onChange: (() => void) | undefined;
+  private readonly onChange: ((kind: "messages" | "status") => void) | undefined;
 
   constructor(options: PublishingChatStateOptions<M>) {
     this.working = options.initialMessages;
@@ -110,7 +110,7 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
     // A terminal status must never be visible before the final message is.
     if (status === "ready" || status === "error") this.flush();
     this.cells.status.value = status;
-    this.onChange?.();
+    this.onChange?.("status");
   }
 
   get error(): Error | undefined {
@@ -121,7 +121,7 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
     this.errorValue = error;
     if (!this.active) return;
     this.cells.error.value = error;
-    this.onChange?.();
+    this.onChange?.("status");
   }
 
   /** Marks messages for re-publication, e.g. when the decoration changed for them. */
@@ -166,7 +166,7 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
 
   private changed(): void {
     this.schedule();
-    this.onChange?.();
+    this.onChange?.("messages");
   }
 
   private schedule(): void {

@@ -118,7 +118,8 @@ export class SocketBridge {
   /** Hands a response frame to the transport's streams. */
   forwardToStreams(data: string): void {
     if (this.messageListeners.size === 0) return;
-    const event = new MessageEvent("message", { data });
+    // The transport reads only `.data`; a real MessageEvent per frame costs more than the rest of the hop.
+    const event = { data } as MessageEvent;
     // A snapshot, as EventTarget takes: a stream started by this frame must not see it.
     for (const listener of Array.from(this.messageListeners)) listener(event);
   }

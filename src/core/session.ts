@@ -326,7 +326,7 @@ export class ChatSession<M extends UIMessage> {
       error: config.cells.error,
       throttleMs: config.throttleMs,
       decorate: (message) => this.withToolResults(message),
-      onChange: () => this.scheduleReconcile()
+      onChange: (kind) => this.onStateChange(kind)
     });
 
     this.bridge = new SocketBridge(config.socket, {
@@ -478,14 +478,32 @@ export class ChatSession<M extends UIMessage> {
       this.warnLimited(reading.problem, `Ignored ${reading.problem}.`);
       return;
     }
-    if (reading.frame.kind === "response" && this.isRepeatedReplay(reading.frame)) return;
+    const frame = reading.frame;
+    if (frame.kind === "response" && this.isRepeatedReplay(frame)) return;
+    // Only the transport's own streams read response frames, and only their
+    // requests' (checked before handling: a terminal frame releases the id).
+    const forward = frame.kind === "response" && this.localRequestIds.has(frame.id);
     try {
-      this.handleFrame(reading.frame);
+      this.handleFrame(frame);
     } catch (error) {
       // A frame must never take the chat down; report it and carry on.
       console.error("[agents-vue] Failed to apply a chat frame:", error);
     }
-    if (reading.frame.kind === "response") this.bridge.forwardToStreams(data as string);
+    if (forward) this.bridge.forwardToStreams(data as string);
+  }
+
+  /**
+   * Effects follow state changes. While a reply streams, a message change
+   * alone cannot make any of them fire (they wait for the turn to settle),
+   * so per-chunk writes skip the pass unless a replayed message needs its
+   * repeated text collapsed as it grows.
+   */
+  private onStateChange(kind: "messages" | "status"): void {
+    if (kind === "messages" && this.replayRebuiltIds.size === 0 && this.unsequencedReplayIds.size === 0) {
+      const status = this.state.status;
+      if (status === "streaming" || status === "submitted" || this.cells.serverStreaming.value) return;
+    }
+    this.scheduleReconcile();
   }
 
   /** The transport ACKed a stream: its replay starts from chunk 0 again. */
@@ -1161,7 +1179,9 @@ export class ChatSession<M extends UIMessage> {
       this.cells.loading.value ||
       this.outbox.length > 0 ||
       this.flushingOutbox ||
-      this.observer !== null
+      this.observer !== null ||
+      // A resume (or tool continuation) owns the AI SDK's response until it settles.
+      this.resumeOperation !== null
     );
   }
 
