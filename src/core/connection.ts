@@ -30,6 +30,48 @@ export interface SocketHandlers {
 }
 
 const OPEN = 1;
+const CHAT_RESPONSE = "cf_agent_use_chat_response";
+
+/** The fields of a response frame that decide how it is delivered. */
+export interface DeliverableFrame {
+  id: string;
+  body: string;
+  done: boolean;
+  error: boolean;
+  replay: boolean;
+  replayComplete: boolean;
+  continuation: boolean;
+  seq: number | undefined;
+}
+
+interface DeltaRun {
+  id: string;
+  continuation: boolean;
+  /** Chunk type and part id: deltas merge only within one part. */
+  key: string;
+  type: string;
+  partId: string;
+  text: string;
+  seq: number | undefined;
+  /** The first frame as received, delivered unchanged when nothing merged into it. */
+  data: string;
+  merged: number;
+}
+
+/** A plain text or reasoning delta (no provider metadata), or undefined. */
+function readDelta(body: string): Pick<DeltaRun, "key" | "type" | "partId" | "text"> | undefined {
+  if (!body.startsWith('{"type":"text-delta"') && !body.startsWith('{"type":"reasoning-delta"')) return undefined;
+  let chunk: Record<string, unknown>;
+  try {
+    chunk = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const { type, id, delta } = chunk;
+  if (typeof type !== "string" || typeof id !== "string" || typeof delta !== "string") return undefined;
+  if (Object.keys(chunk).length !== 3) return undefined;
+  return { key: `${type}\u0000${id}`, type, partId: id, text: delta };
+}
 
 /** The fields of a close event the client reads. */
 export interface CloseInfo {
@@ -115,7 +157,54 @@ export class SocketBridge {
     }
   };
 
-  /** Hands a response frame to the transport's streams. */
+  /**
+   * Hands a response frame to the transport's streams. Consecutive live text
+   * or reasoning deltas of one part are merged into one frame, delivered at
+   * the end of the current task burst (or before any other frame), so a fast
+   * stream runs the AI SDK's per-chunk pipeline once per burst instead of
+   * once per token. Replays are batched by the transport itself.
+   */
+  deliver(frame: DeliverableFrame, data: string): void {
+    if (this.messageListeners.size === 0) return;
+    const delta = frame.replay || frame.done || frame.error || frame.replayComplete ? undefined : readDelta(frame.body);
+    const run = this.run;
+    if (delta && run && run.id === frame.id && run.continuation === frame.continuation && run.key === delta.key) {
+      run.text += delta.text;
+      run.merged++;
+      if (frame.seq !== undefined) run.seq = frame.seq;
+      return;
+    }
+    this.flushRun();
+    if (!delta) {
+      this.forwardToStreams(data);
+      return;
+    }
+    this.run = { ...delta, id: frame.id, continuation: frame.continuation, seq: frame.seq, data, merged: 1 };
+    this.runTimer = setTimeout(this.flushRun, 0);
+  }
+
+  private run: DeltaRun | null = null;
+  private runTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Delivers the pending merged deltas now. */
+  readonly flushRun = (): void => {
+    if (this.runTimer !== undefined) clearTimeout(this.runTimer);
+    this.runTimer = undefined;
+    const run = this.run;
+    if (!run) return;
+    this.run = null;
+    if (run.merged === 1) {
+      this.forwardToStreams(run.data);
+      return;
+    }
+    const body = JSON.stringify({ type: run.type, id: run.partId, delta: run.text });
+    const merged: Record<string, unknown> = { type: CHAT_RESPONSE, id: run.id, body, done: false };
+    if (run.continuation) merged.continuation = true;
+    if (run.seq !== undefined) merged.seq = run.seq;
+    this.forwardToStreams(JSON.stringify(merged));
+  };
+
+  /** Hands a response frame to the transport's streams as it is. */
   forwardToStreams(data: string): void {
     if (this.messageListeners.size === 0) return;
     // The transport reads only `.data`; a real MessageEvent per frame costs more than the rest of the hop.
@@ -126,6 +215,7 @@ export class SocketBridge {
 
   /** Ends every transport stream as if its socket had closed. */
   interruptStreams(code = 1006): void {
+    this.flushRun();
     if (this.closeListeners.size === 0) return;
     const event = new MessageEvent("close", { data: code });
     for (const listener of Array.from(this.closeListeners)) listener(event);
@@ -138,6 +228,8 @@ export class SocketBridge {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.runTimer !== undefined) clearTimeout(this.runTimer);
+    this.run = null;
     this.socket.removeEventListener("message", this.onMessage);
     this.socket.removeEventListener("open", this.onOpen);
     this.socket.removeEventListener("close", this.onClose);

@@ -489,7 +489,7 @@ export class ChatSession<M extends UIMessage> {
       // A frame must never take the chat down; report it and carry on.
       console.error("[agents-vue] Failed to apply a chat frame:", error);
     }
-    if (forward) this.bridge.forwardToStreams(data as string);
+    if (forward) this.bridge.deliver(frame as ResponseFrame, data as string);
   }
 
   /**
