@@ -51,6 +51,7 @@ interface DeltaRun {
   key: string;
   type: string;
   partId: string;
+  /** The merged delta, as escaped JSON string content. */
   text: string;
   seq: number | undefined;
   /** The first frame as received, delivered unchanged when nothing merged into it. */
@@ -58,19 +59,20 @@ interface DeltaRun {
   merged: number;
 }
 
-/** A plain text or reasoning delta (no provider metadata), or undefined. */
+/**
+ * A plain text or reasoning delta (no provider metadata), or undefined. The
+ * server writes these chunks as `{"type":…,"id":…,"delta":…}`; the delta is
+ * kept as escaped JSON string content, so merging never parses or re-escapes
+ * it (two escaped runs concatenate into a valid escaped run).
+ */
+const DELTA_CHUNK = /^\{"type":"((?:text|reasoning)-delta)","id":"([^"\\]*)","delta":"(.*)"\}$/s;
+
 function readDelta(body: string): Pick<DeltaRun, "key" | "type" | "partId" | "text"> | undefined {
-  if (!body.startsWith('{"type":"text-delta"') && !body.startsWith('{"type":"reasoning-delta"')) return undefined;
-  let chunk: Record<string, unknown>;
-  try {
-    chunk = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  const { type, id, delta } = chunk;
-  if (typeof type !== "string" || typeof id !== "string" || typeof delta !== "string") return undefined;
-  if (Object.keys(chunk).length !== 3) return undefined;
-  return { key: `${type}\u0000${id}`, type, partId: id, text: delta };
+  if (!body.endsWith('"}')) return undefined;
+  const match = DELTA_CHUNK.exec(body);
+  if (!match) return undefined;
+  const [, type, partId, text] = match as unknown as [string, string, string, string];
+  return { key: `${type}:${partId}`, type, partId, text };
 }
 
 /** The fields of a close event the client reads. */
@@ -197,7 +199,7 @@ export class SocketBridge {
       this.forwardToStreams(run.data);
       return;
     }
-    const body = JSON.stringify({ type: run.type, id: run.partId, delta: run.text });
+    const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
     const merged: Record<string, unknown> = { type: CHAT_RESPONSE, id: run.id, body, done: false };
     if (run.continuation) merged.continuation = true;
     if (run.seq !== undefined) merged.seq = run.seq;
