@@ -42,6 +42,8 @@ export class ObservedMessage {
   private readonly openText = new Map<string, Loose>();
   private readonly openReasoning = new Map<string, Loose>();
   private readonly inputText = new Map<string, string>();
+  /** Whether this continuation already continued the interrupted text part (see `resumeInterruptedText`). */
+  private resumedText = false;
 
   constructor(id: string, continuation = false) {
     this.id = id;
@@ -86,7 +88,10 @@ export class ObservedMessage {
       case "reasoning-delta": {
         const kind = type === "text-delta" ? "text" : "reasoning";
         const key = str(chunk.id) ?? "";
-        const part = this.openParts(kind).get(key) ?? this.openStreamingPart(kind, key);
+        const part =
+          this.openParts(kind).get(key) ??
+          (kind === "text" ? this.resumeInterruptedText(key) : undefined) ??
+          this.openStreamingPart(kind, key);
         part.text = (part.text as string) + (str(chunk.delta) ?? "");
         return;
       }
@@ -143,6 +148,21 @@ export class ObservedMessage {
     this.openParts(kind).set(key, part);
     this.push(part);
     return part;
+  }
+
+  /**
+   * A continuation of a turn that was cut off (a server restart) extends the
+   * text part that was still streaming: `AIChatAgent` drops the
+   * continuation's first `text-start` then and appends its deltas to that
+   * part, so a delta for a part this stream never opened lands there too.
+   */
+  private resumeInterruptedText(key: string): Loose | undefined {
+    if (!this.continuation || this.resumedText) return undefined;
+    const last = this.parts.findLast((part) => part.type === "text") as Loose | undefined;
+    if (last?.state !== "streaming") return undefined;
+    this.resumedText = true;
+    this.openText.set(key, last);
+    return last;
   }
 
   private push(part: Loose): void {
@@ -259,6 +279,7 @@ export class ObservedMessage {
       if (target) this.id = target.id;
       this.openText.clear();
       this.openReasoning.clear();
+      this.resumedText = false;
       for (const chunk of queued) this.applyChunk(chunk);
     }
     return index;

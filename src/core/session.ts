@@ -159,6 +159,8 @@ interface ContinuationPin<M extends UIMessage> {
   toolCallIds: ReadonlySet<string>;
   /** Per AI SDK response message: the pinned parts its chunks go after. */
   bases: Map<string, Array<Part<M>>>;
+  /** The continuation extends the pinned message's interrupted text part (see `openDroppedTextStart`). */
+  resumesText?: boolean;
 }
 
 const MAX_REMEMBERED_TURNS = 500;
@@ -238,6 +240,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly localResponseIds = new Map<string, string>();
   /** Highest `seq` delivered to each stream the transport attached to, since its ACK. */
   private readonly attachedSeq = new Map<string, number>();
+  /** Per attached continuation: the text parts its current stream opened (reset by each ACK). */
+  private readonly continuationTextIds = new Map<string, Set<string>>();
   /** A live local assistant kept at the tail; `anchorId` null means "first", undefined "unknown". */
   private protection: { assistantId: string; anchorId: string | null | undefined } | null = null;
   private observer: { streamId: string; message: ObservedMessage } | null = null;
@@ -489,7 +493,31 @@ export class ChatSession<M extends UIMessage> {
       // A frame must never take the chat down; report it and carry on.
       console.error("[agents-vue] Failed to apply a chat frame:", error);
     }
-    if (forward) this.bridge.deliver(frame as ResponseFrame, data as string);
+    if (!forward) return;
+    if (frame.continuation) this.openDroppedTextStart(frame as ResponseFrame);
+    this.bridge.deliver(frame as ResponseFrame, data as string);
+  }
+
+  /**
+   * A continuation that recovers an interrupted turn (after a server restart)
+   * carries no `text-start` for the text part that was still streaming:
+   * `AIChatAgent` appends its deltas to that part. The AI SDK cannot apply a
+   * delta to a part its stream never opened, so the part is opened for it
+   * here, and `mergeIntoPinned` joins it to the interrupted part.
+   */
+  private openDroppedTextStart(frame: ResponseFrame): void {
+    if (!frame.body.includes('"text-')) return;
+    const chunk = parseJson(frame.body);
+    if (!isRecord(chunk) || typeof chunk.id !== "string") return;
+    let open = this.continuationTextIds.get(frame.id);
+    if (!open) this.continuationTextIds.set(frame.id, (open = new Set()));
+    if (chunk.type === "text-start") open.add(chunk.id);
+    if (chunk.type !== "text-delta" || open.has(chunk.id)) return;
+    open.add(chunk.id);
+    if (this.continuationPin) this.continuationPin.resumesText = true;
+    const body = JSON.stringify({ type: "text-start", id: chunk.id });
+    const start = { ...frame, body, seq: undefined, done: false, error: false, replay: false, replayComplete: false };
+    this.bridge.deliver(start, JSON.stringify({ type: Wire.chatResponse, id: frame.id, body, done: false, continuation: true }));
   }
 
   /**
@@ -510,7 +538,10 @@ export class ChatSession<M extends UIMessage> {
   private onTransportSend(data: string): void {
     if (!data.includes(Wire.streamResumeAck)) return;
     const frame = parseJson(data);
-    if (isRecord(frame) && typeof frame.id === "string") this.attachedSeq.set(frame.id, -1);
+    if (isRecord(frame) && typeof frame.id === "string") {
+      this.attachedSeq.set(frame.id, -1);
+      this.continuationTextIds.delete(frame.id);
+    }
   }
 
   /**
@@ -808,6 +839,7 @@ export class ChatSession<M extends UIMessage> {
       this.releaseProtection(this.localResponseIds.get(id));
       this.localResponseIds.delete(id);
       this.localRequestIds.delete(id);
+      this.continuationTextIds.delete(id);
       this.fallbackAcked.delete(id);
       if (this.observedContinuationId === id) this.resetToolContinuation();
     }
@@ -1501,7 +1533,8 @@ export class ChatSession<M extends UIMessage> {
       isRecord(pinned.metadata) && isRecord(message.metadata)
         ? { ...pinned.metadata, ...message.metadata }
         : (message.metadata ?? pinned.metadata);
-    this.state.replaceMessage(target, { ...pinned, ...message, id: pinned.id, metadata, parts: [...base, ...message.parts] });
+    const parts = pin.resumesText && !continuesPinned ? joinResumedText(base, message.parts) : [...base, ...message.parts];
+    this.state.replaceMessage(target, { ...pinned, ...message, id: pinned.id, metadata, parts });
     return true;
   }
 
@@ -1935,6 +1968,21 @@ function toolCallIdsOf(message: UIMessage): string[] {
     const id = (part as { toolCallId?: unknown }).toolCallId;
     return typeof id === "string" ? [id] : [];
   });
+}
+
+/**
+ * The pinned parts followed by a continuation's, where the continuation's
+ * first text part extends the pinned message's last text part when that one
+ * was still streaming (the server appended the deltas there).
+ */
+function joinResumedText<P extends UIMessage["parts"][number]>(base: P[], added: P[]): P[] {
+  const at = base.findLastIndex((part) => part.type === "text");
+  const first = added.findIndex((part) => part.type === "text");
+  const interrupted = base[at] as { type: "text"; text: string; state?: string } | undefined;
+  const resumed = added[first] as { type: "text"; text: string; state?: string } | undefined;
+  if (!interrupted || !resumed || interrupted.state !== "streaming") return [...base, ...added];
+  const joined = { ...interrupted, text: interrupted.text + resumed.text, state: resumed.state } as P;
+  return [...base.slice(0, at), joined, ...base.slice(at + 1), ...added.slice(0, first), ...added.slice(first + 1)];
 }
 
 /** Whether two parts are the same part (states may differ: a tool call may have been answered since). */

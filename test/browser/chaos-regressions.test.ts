@@ -1,0 +1,86 @@
+/**
+ * Regression tests for failures the chaos suite found (RELIABILITY.md lists
+ * them). Each replays, on a scripted socket, the frames that broke the chat.
+ */
+import type { UIMessage } from "ai";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { useAgentChat } from "../../src";
+import { FakeSocket } from "../support/fake-socket";
+import { mountComposable } from "../support/mount";
+
+let cleanup: Array<() => void> = [];
+afterEach(() => {
+  for (const fn of cleanup) fn();
+  cleanup = [];
+});
+
+function setup(initialMessages: UIMessage[]) {
+  const socket = new FakeSocket();
+  const mounted = mountComposable(() => useAgentChat({ agent: socket, initialMessages, throttle: false }));
+  cleanup.push(mounted.unmount);
+  return { socket, chat: mounted.result };
+}
+
+const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_request");
+const textParts = (message: UIMessage | undefined) => (message?.parts ?? []).filter((part) => part.type === "text");
+
+/** A turn the server restart cut off: its text part is still streaming in storage. */
+const interrupted = (): UIMessage[] => [
+  { id: "u1", role: "user", parts: [{ type: "text", text: "during" }] },
+  { id: "a1", role: "assistant", parts: [{ type: "step-start" }, { type: "text", text: "w0 w1 ", state: "streaming" }] }
+];
+
+/**
+ * After a restart `AIChatAgent` recovers the interrupted turn with a
+ * continuation. When the message's last text part is still streaming, the
+ * server drops the continuation's `text-start` and appends its deltas to that
+ * part, so the continuation's `text-delta`s name a part this stream never
+ * opened.
+ */
+function recoveryContinuation(socket: FakeSocket, id: string, extra: Record<string, unknown> = {}) {
+  const chunks = [
+    { type: "start" },
+    { type: "start-step" },
+    { type: "text-delta", id: "text-0", delta: "w2 " },
+    { type: "text-delta", id: "text-0", delta: "w3 " },
+    { type: "text-end", id: "text-0" },
+    { type: "finish-step" },
+    { type: "finish" }
+  ];
+  chunks.forEach((chunk, seq) => socket.chunk(id, chunk, { continuation: true, seq, ...extra }));
+  socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: true, continuation: true });
+}
+
+/** What the server stores: the deltas in the interrupted part, the new step after it. */
+const recovered = [{ type: "step-start" }, { type: "text", text: "w0 w1 w2 w3 " }, { type: "step-start" }];
+const shapeOf = (message: UIMessage | undefined) =>
+  (message?.parts ?? []).map((part) => (part.type === "text" ? { type: "text", text: part.text } : { type: part.type }));
+
+describe("server restart mid-stream (chaos: server restart)", () => {
+  it("an observed recovery continuation continues the interrupted text part instead of adding a second one", async () => {
+    const { socket, chat } = setup(interrupted());
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    recoveryContinuation(socket, "rec1");
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(textParts(chat.messages.value[1])).toHaveLength(1);
+    expect(shapeOf(chat.messages.value[1])).toEqual(recovered);
+  });
+
+  it("an attached recovery continuation whose text-start the server dropped ends ready, in the interrupted text part", async () => {
+    const { socket, chat } = setup(interrupted());
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resuming", id: "rec1", probeId: probes(socket)[0]!.probeId });
+    expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1);
+    recoveryContinuation(socket, "rec1");
+    // Without the fix the AI SDK fails on the first delta ("missing text part") and the text never lands.
+    await vi.waitFor(() => expect(shapeOf(chat.messages.value[1])).toEqual(recovered));
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.error.value).toBeUndefined();
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(textParts(chat.messages.value[1])).toHaveLength(1);
+  });
+});
