@@ -302,6 +302,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly loaded: Promise<void>;
   private resolveLoaded!: () => void;
   private resyncGeneration = 0;
+  /** This client cleared while a turn ran: the turn's `aborted` end triggers a read (see `handleClear`). */
+  private clearedDuringTurn = false;
 
   // Offline sends
   private readonly outbox: Array<{
@@ -571,6 +573,8 @@ export class ChatSession<M extends UIMessage> {
         this.recoveringRequestId = null;
         this.cells.recovering.value = false;
         this.resetLocalState();
+        // The server sends the clear once it is done with it, so a read now sees its final transcript.
+        this.resyncAfterReconnect(true);
         return;
       case "recovering":
         this.cells.recovering.value = frame.recovering;
@@ -787,6 +791,11 @@ export class ChatSession<M extends UIMessage> {
       this.recoveringRequestId = null;
     }
     this.reportTurnEnd(frame);
+    if (frame.done && this.clearedDuringTurn) {
+      // The turn this client's clear interrupted has ended: the server may have stored its partial reply.
+      this.clearedDuringTurn = false;
+      if (frame.outcome === "aborted") this.resyncAfterReconnect(true);
+    }
     // Servers before @cloudflare/ai-chat 0.12.2 replay a continuation without
     // `seq`, so the chunks this client already applied cannot be skipped
     // (#1951): the replayed text is collapsed into the text it repeats instead.
@@ -1069,9 +1078,10 @@ export class ChatSession<M extends UIMessage> {
     });
   }
 
-  private resyncAfterReconnect(): void {
+  /** Re-reads the stored transcript after a reconnect (if `resyncOnReconnect`), or `always` (after a clear). */
+  private resyncAfterReconnect(always = false): void {
     const read = this.config.readStored;
-    if (!read || !this.settings.resyncOnReconnect) return;
+    if (!read || (!always && !this.settings.resyncOnReconnect)) return;
     const generation = ++this.resyncGeneration;
     const epoch = this.transcriptEpoch;
     void this.readTranscript(read).then((stored) => {
@@ -1264,7 +1274,16 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /** Clears the transcript here and on the server. */
+  /**
+   * Clears the transcript here and on the server. `AIChatAgent` aborts a
+   * running turn on a clear and can store that turn's partial reply after it
+   * emptied the transcript, so a clear that interrupts a turn re-reads the
+   * stored transcript when the turn ends (receivers of the clear read at once).
+   */
   clearHistory(): void {
+    const status = this.state.status;
+    this.clearedDuringTurn =
+      status === "submitted" || status === "streaming" || this.observer !== null || this.transport.activeServerTurnId !== null;
     this.resetLocalState();
     this.send({ type: Wire.chatClear });
   }
