@@ -1101,6 +1101,10 @@ export class ChatSession<M extends UIMessage> {
         return;
       }
       this.replaceAll(merged);
+      // A reply still streaming (a read after a clear) keeps the place the merge gave it.
+      const protection = this.protection;
+      const index = protection ? merged.findIndex((message) => message.id === protection.assistantId) : -1;
+      if (protection && index >= 0) protection.anchorId = merged[index - 1]?.id ?? null;
     });
   }
 

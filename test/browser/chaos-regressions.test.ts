@@ -84,3 +84,52 @@ describe("server restart mid-stream (chaos: server restart)", () => {
     expect(textParts(chat.messages.value[1])).toHaveLength(1);
   });
 });
+
+describe("a clear while this client's reply streams (chaos: many clients)", () => {
+  it("the reply stays after the stored messages the read after the clear brings, instead of jumping to the front", async () => {
+    // What the server holds once the clear is through: another client's turn stored since.
+    const stored: UIMessage[] = [
+      { id: "u-other", role: "user", parts: [{ type: "text", text: "from another tab" }] },
+      { id: "a-other", role: "assistant", parts: [{ type: "text", text: "answer" }] }
+    ];
+    let reads = 0;
+    let answerRead = () => {};
+    const socket = new FakeSocket();
+    const mounted = mountComposable(() =>
+      useAgentChat({
+        agent: socket,
+        throttle: false,
+        getInitialMessages: () =>
+          reads++ === 0
+            ? Promise.resolve([])
+            : new Promise<UIMessage[]>((resolve) => (answerRead = () => resolve(stored.map((m) => ({ ...m })))))
+      })
+    );
+    cleanup.push(mounted.unmount);
+    const chat = mounted.result;
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await chat.ready;
+    const sent = chat.sendMessage({ text: "mine" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    // Another client clears before the reply starts; this client re-reads the stored transcript,
+    // and the read lands while the reply streams into the emptied transcript.
+    socket.push({ type: "cf_agent_chat_clear" });
+    await vi.waitFor(() => expect(reads).toBe(2));
+    socket.chunk(id, { type: "start", messageId: "a-mine" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "my " });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a-mine"));
+    answerRead();
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("u-other"));
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "reply" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await sent;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u-other", "a-other", "a-mine"]);
+  });
+});
