@@ -1,0 +1,611 @@
+/**
+ * The chaos suite against the real `AIChatAgent` (see RELIABILITY.md). Inside
+ * `npm test` it runs a few trials of each scenario; `npm run test:chaos`
+ * (CHAOS_FULL=1) runs the full counts and prints the figures table. Every
+ * trial draws from the run's seed (`SEED=` replays it).
+ */
+import { AgentClient } from "agents/client";
+import type { UIMessage } from "ai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commands } from "vitest/browser";
+import { expectedText } from "../fixtures/worker/src/script";
+import {
+  Figures,
+  NO_FAILURES,
+  audit,
+  chaosSettings,
+  instrumentPage,
+  rng,
+  scenarioSeed,
+  settle,
+  textParts,
+  until,
+  type ChaosSettings,
+  type Rng
+} from "../support/chaos";
+import { openChat, type Chat } from "../support/chat";
+import { CHAT_AGENT, agentHost, agentUrl, post, readLog, textOf, uniqueName } from "../support/e2e";
+
+let settings: ChaosSettings;
+beforeAll(async () => {
+  settings = await chaosSettings();
+});
+afterAll(async () => {
+  await commands.chaosServerStop();
+});
+
+const random = (scenario: string): Rng => rng(scenarioSeed(settings.seed, scenario));
+
+/** The server's transcript, as a client's first read gets it. */
+async function serverMessages(name: string, origin?: string): Promise<UIMessage[]> {
+  const base = origin ? `${origin}/agents/scripted-chat-agent/${encodeURIComponent(name)}` : agentUrl(name);
+  const response = await fetch(`${base}/get-messages`);
+  if (!response.ok) throw new Error(`get-messages: HTTP ${response.status}`);
+  return (await response.json()) as UIMessage[];
+}
+
+const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
+
+/** Waits for the client and server to agree (they may take a moment), then audits what is left. */
+async function quiesceAndAudit(
+  chat: Chat,
+  fetchServer: () => Promise<UIMessage[]>,
+  options: Parameters<typeof audit>[2] & { serverReady?: (server: UIMessage[]) => boolean } = {}
+) {
+  const stuck = await settle(chat);
+  let server: UIMessage[] = [];
+  let result = audit(chat.messages.value, server, options);
+  await until(async () => {
+    server = await fetchServer();
+    if (options.serverReady && !options.serverReady(server)) return false;
+    result = audit(chat.messages.value, server, options);
+    return result.lost === 0 && result.duplicated === 0;
+  }, 10_000, 100);
+  result = audit(chat.messages.value, server, options);
+  return { ...result, stuck: stuck.length > 0 ? 1 : 0, notes: [...result.notes, ...stuck.map((s) => `stuck: ${s}`)] };
+}
+
+describe("chaos: socket drops", () => {
+  it("100-chunk turns survive 1-3 client-side drops at random chunk indices", async () => {
+    const r = random("drops");
+    const figures = new Figures("socket drops");
+    const conversations = settings.full ? 10 : 1;
+    const turns = settings.full ? 5 : 3;
+    const chunks = 100;
+    const expected = expectedText(chunks);
+    for (let c = 0; c < conversations; c++) {
+      const name = uniqueName("chaos-drops");
+      const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+      const { chat, unmount } = openChat(name, {
+        client: undefined,
+        agent: client,
+        body: { script: { chunks, chunkDelayMs: 12 } }
+      });
+      await chat.ready;
+      for (let t = 0; t < turns; t++) {
+        const drops = r.int(1, 3);
+        const cuts = [...new Set(Array.from({ length: drops }, () => r.int(1, chunks - 5)))].toSorted((a, b) => a - b);
+        const notes: string[] = [];
+        const sent = chat.sendMessage({ text: `turn ${t}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
+        let faults = 0;
+        for (const cut of cuts) {
+          const reached = await until(() => textOf(chat.messages.value[2 * t + 1]).length >= expectedText(cut).length, 15_000, 2);
+          if (!reached) {
+            notes.push(`turn ${t}: reply never reached chunk ${cut}`);
+            break;
+          }
+          client.reconnect();
+          faults++;
+        }
+        await Promise.race([sent, until(() => false, 30_000)]);
+        await until(async () => (await turnsFinished(name)) >= t + 1, 20_000, 100);
+        const outcome = await quiesceAndAudit(chat, () => serverMessages(name), {
+          expectedText: (m) => (m.role === "assistant" ? expected : undefined),
+          serverReady: (server) => server.length >= 2 * (t + 1),
+          label: `conversation ${c} turn ${t} cuts ${cuts.join("/")}`
+        });
+        const reply = chat.messages.value[2 * t + 1];
+        if (reply && textOf(reply) !== expected) {
+          outcome.lost++;
+          outcome.notes.push(`turn ${t}: reply text ${textOf(reply).length} chars, expected ${expected.length}`);
+        }
+        figures.trial({ faults, ...outcome, notes: [...notes, ...outcome.notes] });
+      }
+      unmount();
+      client.close();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
+describe("chaos: offline burst", () => {
+  it("10 messages sent while the socket is down are delivered, answered, in order, once each", async () => {
+    const figures = new Figures("offline burst");
+    const trials = settings.full ? 10 : 1;
+    const r = random("offline");
+    for (let trial = 0; trial < trials; trial++) {
+      const name = uniqueName("chaos-offline");
+      const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+      const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { echo: true, chunkDelayMs: r.int(0, 5) } } });
+      await chat.ready;
+      // Some history first, so a request sent without it would show.
+      await chat.sendMessage({ text: `before ${trial}` });
+      client.close();
+      await until(() => chat.connectionStatus.value !== "open");
+      const texts = Array.from({ length: 10 }, (_, i) => `offline ${trial}.${i}`);
+      const notes: string[] = [];
+      const sends = texts.map((text) => chat.sendMessage({ text }).catch((error: unknown) => notes.push(`send: ${String(error)}`)));
+      client.reconnect();
+      await Promise.race([Promise.all(sends), until(() => false, 60_000)]);
+      const outcome = await quiesceAndAudit(chat, () => serverMessages(name), {
+        sentOnce: texts,
+        serverReady: (server) => server.length >= 22
+      });
+      // In order, each answered by its echo.
+      const server = await serverMessages(name);
+      const users = server.filter((m) => m.role === "user").map((m) => textParts(m).join(""));
+      const expectedUsers = [`before ${trial}`, ...texts];
+      for (const text of expectedUsers) {
+        if (!users.includes(text)) {
+          outcome.lost++;
+          notes.push(`server lacks "${text}"`);
+        }
+      }
+      if (users.filter((text) => expectedUsers.includes(text)).join("|") !== expectedUsers.join("|")) {
+        outcome.lost++;
+        notes.push(`out of order: ${users.join(" | ")}`);
+      }
+      server.forEach((message, i) => {
+        if (message.role !== "user") return;
+        const answer = server[i + 1];
+        if (answer?.role !== "assistant" || textOf(answer) !== `echo: ${textOf(message)}`) {
+          outcome.lost++;
+          notes.push(`"${textOf(message)}" is not answered by its echo (got "${textOf(answer)}")`);
+        }
+      });
+      figures.trial({ faults: 1, ...outcome, notes: [...notes, ...outcome.notes] });
+      unmount();
+      client.close();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 600_000);
+});
+
+
+
+describe("chaos: server restart", () => {
+  it("wrangler dev stops mid-stream and starts again on the same port and persist dir", async () => {
+    const figures = new Figures("server restart");
+    const trials = settings.full ? 5 : 1;
+    const r = random("restart");
+    const { host, origin } = await commands.chaosServerStart();
+    for (let trial = 0; trial < trials; trial++) {
+      const name = uniqueName("chaos-restart");
+      const script = { chunks: 100, chunkDelayMs: 25 };
+      const { chat, unmount } = openChat(name, { client: { agent: CHAT_AGENT, host, name }, body: { script } });
+      const notes: string[] = [];
+      await until(() => chat.isLoading.value === false && chat.connectionStatus.value === "open", 30_000);
+      await chat.sendMessage({ text: `before ${trial}` });
+      const during = chat.sendMessage({ text: `during ${trial}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
+      const cut = r.int(5, 80);
+      await until(() => textOf(chat.messages.value[3]).length >= expectedText(cut).length, 15_000, 5);
+      const { restartMs } = await commands.chaosServerRestart(r.int(0, 1500));
+      notes.push(`restarted at chunk ~${cut} in ${restartMs} ms`);
+      // The client reconnects by itself.
+      const reconnected = await until(() => chat.connectionStatus.value === "open", 60_000, 50);
+      await Promise.race([during, until(() => false, 30_000)]);
+      let stuck = 0;
+      let lost = 0;
+      let duplicated = 0;
+      let upstream = 0;
+      const afterRestart = await settle(chat, 30_000);
+      if (!reconnected || afterRestart.length > 0) {
+        stuck++;
+        notes.push(`after the restart: ${reconnected ? afterRestart.join(", ") : "never reconnected"}`);
+      }
+      if (chat.status.value === "ready") {
+        // No error shown: what is on screen must be what the server holds.
+        const outcome = await quiesceAndAudit(chat, () => serverMessages(name, origin), { label: "after restart" });
+        lost = outcome.lost;
+        duplicated = outcome.duplicated;
+        upstream = outcome.upstream;
+        notes.push(...outcome.notes);
+      } else {
+        notes.push(`after the restart: status ${chat.status.value} (${chat.error.value?.message ?? "no error"})`);
+      }
+      // A new send recovers either way.
+      await Promise.race([
+        chat.sendMessage({ text: `after ${trial}` }).catch((error: unknown) => notes.push(`send after: ${String(error)}`)),
+        until(() => false, 30_000)
+      ]);
+      const final = await quiesceAndAudit(chat, () => serverMessages(name, origin), {
+        label: "after a new send",
+        serverReady: (server) => textOf(server.at(-1)) === expectedText(100)
+      });
+      if (textOf(chat.messages.value.at(-1)) !== expectedText(100)) {
+        final.lost++;
+        final.notes.push(`the send after the restart was not answered in full (${textOf(chat.messages.value.at(-1)).length} chars)`);
+      }
+      figures.trial({
+        faults: 1,
+        lost: Math.max(lost, final.lost),
+        duplicated: Math.max(duplicated, final.duplicated),
+        stuck: Math.max(stuck, final.stuck),
+        upstream: Math.max(upstream, final.upstream),
+        notes: [...notes, ...final.notes]
+      });
+      unmount();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
+describe("chaos: many clients", () => {
+  it("3 clients, 30 random interleaved actions: every transcript ends equal to the server's", async () => {
+    const figures = new Figures("many clients");
+    const rounds = settings.full ? 5 : 1;
+    const r = random("many");
+    for (let round = 0; round < rounds; round++) {
+      const name = uniqueName("chaos-many");
+      const scripts: Array<Record<string, unknown>> = [{}, {}, {}];
+      const clients = [0, 1, 2].map((i) => openChat(name, { body: () => ({ script: scripts[i] }) }));
+      await Promise.all(clients.map(({ chat }) => chat.ready));
+      const notes: string[] = [];
+      const pending: Array<Promise<unknown>> = [];
+      const track = (label: string, promise: Promise<unknown>) =>
+        pending.push(promise.catch((error: unknown) => notes.push(`${label}: ${String(error)}`)));
+      const actions: string[] = [];
+      for (let a = 0; a < 30; a++) {
+        const i = r.int(0, 2);
+        const { chat } = clients[i]!;
+        const action = r.pick(["send", "send", "send", "stop", "regenerate", "clear", "tool"] as const);
+        actions.push(`${i}:${action}`);
+        switch (action) {
+          case "send":
+            scripts[i] =
+              r.next() < 0.3
+                ? { toolCalls: [{ toolName: "askUser", input: { question: `q${a}` } }], chunkDelayMs: r.int(0, 10) }
+                : { chunks: r.int(3, 40), chunkDelayMs: r.int(0, 15) };
+            track(`send ${a}`, chat.sendMessage({ text: `c${i} a${a}` }));
+            break;
+          case "stop":
+            track(`stop ${a}`, chat.stop());
+            break;
+          case "regenerate":
+            if (chat.messages.value.at(-1)?.role === "assistant") track(`regenerate ${a}`, chat.regenerate());
+            break;
+          case "clear":
+            chat.clearHistory();
+            break;
+          case "tool": {
+            const part = chat.messages.value
+              .flatMap((m) => m.parts)
+              .find((p) => p.type === "tool-askUser" && (p as { state?: string }).state === "input-available") as
+              | { toolCallId: string }
+              | undefined;
+            if (part) chat.addToolOutput({ toolCallId: part.toolCallId, output: { answer: `yes ${a}` } });
+            break;
+          }
+        }
+        // The fault schedule: actions land at random points of each other's turns.
+        await new Promise((resolve) => setTimeout(resolve, r.int(0, 250)));
+      }
+      await Promise.race([Promise.all(pending), until(() => false, 60_000)]);
+      // Quiescence: every client idle and the server runs no turn.
+      const stuckBy = await Promise.all(clients.map(({ chat }) => settle(chat, 30_000)));
+      await until(async () => {
+        const log = await readLog(name);
+        const started = log.filter((e) => e.kind === "chat-message").length;
+        return started === log.filter((e) => e.kind === "turn-finished").length;
+      }, 30_000, 200);
+      let lost = 0;
+      let duplicated = 0;
+      let stuck = 0;
+      let upstream = 0;
+      for (const [i, { chat }] of clients.entries()) {
+        const outcome = await quiesceAndAudit(chat, () => serverMessages(name), { label: `client ${i}` });
+        lost += outcome.lost;
+        duplicated += outcome.duplicated;
+        upstream = Math.max(upstream, outcome.upstream);
+        stuck += stuckBy[i]!.length > 0 || outcome.stuck ? 1 : 0;
+        notes.push(...outcome.notes, ...stuckBy[i]!.map((s) => `client ${i} stuck: ${s}`));
+      }
+      figures.trial({ faults: 30, lost, duplicated, stuck, upstream, notes: [`actions ${actions.join(" ")}`, ...notes] });
+      for (const { unmount } of clients) unmount();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
+describe("chaos: hostile server requests", () => {
+  it("a tool call for a name the client never registered is not executed; an update for an unknown id does not append", async () => {
+    const figures = new Figures("hostile server requests");
+    const executed: string[] = [];
+    const tools = {
+      weather: {
+        description: "Weather for a city",
+        parameters: { type: "object", properties: { city: { type: "string" } } },
+        execute: async (input: unknown) => {
+          executed.push(JSON.stringify(input));
+          return { temp: 21 };
+        }
+      }
+    };
+    const hostileNames = ["askUser", "notRegistered", "constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"];
+
+    // 1. The real model calls tools the client never registered.
+    for (const toolName of hostileNames) {
+      const name = uniqueName("chaos-hostile");
+      const { chat, unmount } = openChat(name, {
+        tools,
+        body: { script: { toolCalls: [{ toolName, input: { city: "x" } }] } }
+      });
+      await chat.ready;
+      const notes: string[] = [];
+      await chat.sendMessage({ text: `call ${toolName}` }).catch((error: unknown) => notes.push(String(error)));
+      const stuck = await settle(chat);
+      await until(async () => (await turnsFinished(name)) >= 1, 10_000, 100);
+      const results = (await readLog(name)).filter((e) => e.type === "cf_agent_tool_result");
+      const other = executed.length + results.length;
+      if (other) notes.push(`model call to ${toolName}: executed ${executed.join(",")}; ${results.length} tool results sent`);
+      figures.trial({ faults: 1, other, stuck: stuck.length ? 1 : 0, notes: [...notes, ...stuck] });
+      executed.length = 0;
+      unmount();
+    }
+
+    // 2. The server pushes a transcript holding calls to unregistered tools.
+    {
+      const name = uniqueName("chaos-hostile-push");
+      let markers = 0;
+      const { chat, unmount } = openChat(name, {
+        tools,
+        onFrame: (frame) => {
+          if ((frame as { type?: unknown }).type === "chaos_marker") markers++;
+        }
+      });
+      await chat.ready;
+      const parts = hostileNames.map((toolName, i) => ({
+        type: `tool-${toolName}`,
+        toolCallId: `hostile-${i}`,
+        state: "input-available",
+        input: { city: "x" }
+      }));
+      await post(name, "broadcast", {
+        type: "cf_agent_chat_messages",
+        messages: [
+          { id: "hu", role: "user", parts: [{ type: "text", text: "hi" }] },
+          { id: "ha", role: "assistant", parts }
+        ]
+      });
+      await until(() => chat.messages.value.length === 2);
+      // Tools run in the reconcile pass after the change; a frame sent after the push, and
+      // a marker the server logs after that, come after anything the client sent for it.
+      await post(name, "broadcast", { type: "chaos_marker" });
+      await until(() => markers === 1);
+      await post(name, "broadcast", { type: "chaos_marker" });
+      await until(() => markers === 2);
+      const results = (await readLog(name)).filter((e) => e.type === "cf_agent_tool_result");
+      const other = executed.length + results.length;
+      figures.trial({
+        faults: hostileNames.length,
+        other,
+        notes: other ? [`pushed calls: executed ${executed.join(",")}; ${results.length} tool results sent`] : []
+      });
+      unmount();
+    }
+
+    // 3. cf_agent_message_updated for ids the client does not have.
+    {
+      const name = uniqueName("chaos-hostile-update");
+      let markers = 0;
+      const { chat, unmount } = openChat(name, {
+        body: { script: { chunks: 3 } },
+        onFrame: (frame) => {
+          if ((frame as { type?: unknown }).type === "chaos_marker") markers++;
+        }
+      });
+      await chat.ready;
+      await chat.sendMessage({ text: "hello" });
+      await settle(chat);
+      const before = chat.messages.value.map((m) => m.id);
+      const ids = ["unknown-id", "__proto__", "constructor", "", before[0] + "x"];
+      for (const id of ids) {
+        await post(name, "broadcast", {
+          type: "cf_agent_message_updated",
+          message: { id, role: "assistant", parts: [{ type: "text", text: `injected ${id}` }] }
+        });
+      }
+      // The next frame on the socket is handled after the injected ones.
+      await post(name, "broadcast", { type: "chaos_marker" });
+      await until(() => markers === 1);
+      const appended = chat.messages.value.length - before.length;
+      const changed = JSON.stringify(chat.messages.value.map((m) => m.id)) !== JSON.stringify(before);
+      figures.trial({
+        faults: ids.length,
+        lost: changed && appended === 0 ? 1 : 0,
+        other: Math.max(0, appended),
+        notes: appended ? [`${appended} messages appended by unknown-id updates`] : []
+      });
+      unmount();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 300_000);
+});
+
+describe("chaos: churn", () => {
+  it("mount/unmount and reconnect cycles leave no connection, listener or timer behind", async () => {
+    const figures = new Figures("churn");
+    const cycles = settings.full ? 200 : 20;
+    const name = uniqueName("chaos-churn");
+    const connections = async () => {
+      const log = await readLog(name);
+      return log.filter((e) => e.kind === "connect").length - log.filter((e) => e.kind === "close").length;
+    };
+    // A warm-up mount, so what the first app in a page sets up once (Vue's devtools hook) is not counted.
+    {
+      const { chat, unmount } = openChat(name);
+      await until(() => chat.connectionStatus.value === "open" && !chat.isLoading.value, 15_000, 5);
+      unmount();
+    }
+    const page = instrumentPage();
+    try {
+      // Mount/unmount cycles: each mount opens its socket before it goes.
+      for (let i = 0; i < cycles; i++) {
+        const { chat, unmount } = openChat(name);
+        const opened = await until(() => chat.connectionStatus.value === "open" && !chat.isLoading.value, 15_000, 5);
+        unmount();
+        figures.trial({ faults: 1, stuck: opened ? 0 : 1, notes: opened ? [] : [`mount ${i} never opened`] });
+      }
+      const drained = await until(async () => (await connections()) === 0, 30_000, 200);
+      const leftOpen = await connections();
+      // Give timers the library may have left a chance to show: nothing of ours should be pending now.
+      const timers = page.timers().filter((t) => !t.includes("until"));
+      const listeners = page.leftoverListeners();
+      figures.trial({
+        faults: 0,
+        other: (drained ? 0 : leftOpen) + timers.length + listeners.length,
+        notes: [`${leftOpen} connections open on the server`, ...timers.slice(0, 5), ...listeners.slice(0, 5)]
+      });
+
+      // Reconnect cycles on one mounted chat.
+      const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+      let opens = 0;
+      const onOpen = () => opens++;
+      client.addEventListener("open", onOpen);
+      const { chat, unmount } = openChat(name, { client: undefined, agent: client });
+      await until(() => opens === 1 && chat.connectionStatus.value === "open" && !chat.isLoading.value, 15_000, 5);
+      const listenersAtStart = page.leftoverListeners().length;
+      for (let i = 0; i < cycles; i++) {
+        client.reconnect();
+        const opened = await until(() => opens === i + 2 && chat.connectionStatus.value === "open", 15_000, 5);
+        figures.trial({ faults: 1, stuck: opened ? 0 : 1, notes: opened ? [] : [`reconnect ${i} never opened`] });
+      }
+      await settle(chat);
+      const grown = page.leftoverListeners().length - listenersAtStart;
+      const oneLeft = await until(async () => (await connections()) === 1, 30_000, 200);
+      unmount();
+      client.removeEventListener("open", onOpen);
+      client.close();
+      const closed = await until(async () => (await connections()) === 0, 30_000, 200);
+      const timers2 = page.timers().filter((t) => !t.includes("until"));
+      const listeners2 = page.leftoverListeners();
+      figures.trial({
+        faults: 0,
+        other: (oneLeft ? 0 : 1) + (closed ? 0 : 1) + Math.max(0, grown) + timers2.length + listeners2.length,
+        notes: [
+          `server connections: ${await connections()}; listeners grew by ${grown} over the reconnects`,
+          ...timers2.slice(0, 5),
+          ...listeners2.slice(0, 5)
+        ]
+      });
+    } finally {
+      page.restore();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
+/** A console argument as text (an error with its stack). */
+const show = (value: unknown): string => {
+  if (value instanceof Error) return `${value.name}: ${value.message}\n${value.stack ?? ""}`;
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+};
+
+describe("chaos: secrets", () => {
+  it("tokens in query or headers never appear in console output from the library", async () => {
+    const figures = new Figures("secrets");
+    const r = random("secrets");
+    const token = `qtok-${r.int(1e8, 9e8)}`;
+    const bearer = `htok-${r.int(1e8, 9e8)}`;
+    const secrets = [token, bearer, encodeURIComponent(token), encodeURIComponent(bearer)];
+    const captured: string[] = [];
+    const methods = ["log", "info", "warn", "error", "debug", "trace"] as const;
+    const originals = methods.map((method) => console[method]);
+    methods.forEach((method, i) => {
+      console[method] = (...args: unknown[]) => {
+        captured.push(args.map(show).join(" "));
+        originals[i]!.apply(console, args);
+      };
+    });
+    const leaks = (extra: string[] = []) =>
+      [...captured, ...extra].filter((line) => secrets.some((secret) => line.includes(secret))).length;
+    const secretOptions = (name: string, host = agentHost()) => ({
+      client: { agent: CHAT_AGENT, host, name, query: { token } },
+      headers: { Authorization: `Bearer ${bearer}` }
+    });
+    try {
+      // Each trial provokes console output while the tokens are in use.
+      const trials: Array<[string, () => Promise<string[]>]> = [
+        ["a transcript read that fails (HTTP 500)", async () => {
+          const { chat, unmount } = openChat(uniqueName("broken500-secret"), secretOptions(uniqueName("broken500-secret")));
+          await chat.ready;
+          unmount();
+          return [];
+        }],
+        ["a transcript that is not JSON", async () => {
+          const name = uniqueName("brokenjson-secret");
+          const { chat, unmount } = openChat(name, secretOptions(name));
+          await chat.ready;
+          unmount();
+          return [];
+        }],
+        ["an unreachable server", async () => {
+          const name = uniqueName("chaos-secret");
+          const { chat, unmount } = openChat(name, secretOptions(name, "127.0.0.1:9"));
+          await until(() => chat.connectionError.value !== null, 15_000);
+          const error = chat.connectionError.value;
+          unmount();
+          return [show(error)];
+        }],
+        ["bad frames, a failing turn, throwing callbacks", async () => {
+          const name = uniqueName("chaos-secret");
+          let markers = 0;
+          const { chat, unmount } = openChat(name, {
+            ...secretOptions(name),
+            body: { script: { chunks: 5, errorAfter: 2 } },
+            onFrame: (frame) => {
+              if ((frame as { type?: unknown }).type === "chaos_marker") markers++;
+              if ((frame as { type?: unknown }).type === "chaos_throw") throw new Error("onFrame failed");
+            },
+            onTurnEnd: () => {
+              throw new Error("onTurnEnd failed");
+            }
+          });
+          await chat.ready;
+          await post(name, "broadcast-raw", "not json at all");
+          await post(name, "broadcast", { type: "cf_agent_use_chat_response", id: 42 });
+          await post(name, "broadcast", { type: "cf_agent_chat_messages", messages: [{ id: 1 }] });
+          await post(name, "broadcast", { type: "chaos_throw" });
+          await chat.sendMessage({ text: "fail please" }).catch(() => {});
+          await settle(chat);
+          await post(name, "broadcast", { type: "chaos_marker" });
+          await until(() => markers === 1);
+          const error = chat.error.value;
+          unmount();
+          return [show(error)];
+        }]
+      ];
+      for (const [label, run] of trials) {
+        const before = captured.length;
+        const extra = await run();
+        const leaked = leaks(extra);
+        figures.trial({
+          faults: 1,
+          other: leaked,
+          notes: leaked ? [`${label}: ${captured.slice(before).filter((l) => secrets.some((s) => l.includes(s))).join(" / ").slice(0, 300)}`] : []
+        });
+        captured.length = 0;
+      }
+    } finally {
+      methods.forEach((method, i) => {
+        console[method] = originals[i]!;
+      });
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 300_000);
+});
