@@ -93,7 +93,7 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
       { id: "a-other", role: "assistant", parts: [{ type: "text", text: "answer" }] }
     ];
     let reads = 0;
-    let answerRead = () => {};
+    let answerRead: (() => void) | undefined;
     const socket = new FakeSocket();
     const mounted = mountComposable(() =>
       useAgentChat({
@@ -122,7 +122,7 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
     socket.chunk(id, { type: "text-start", id: "t" });
     socket.chunk(id, { type: "text-delta", id: "t", delta: "my " });
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a-mine"));
-    answerRead();
+    answerRead!();
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("u-other"));
     socket.chunk(id, { type: "text-delta", id: "t", delta: "reply" });
     socket.chunk(id, { type: "text-end", id: "t" });

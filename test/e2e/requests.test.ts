@@ -32,6 +32,83 @@ async function converse(name: string, sendOnlyNewMessages: boolean, turns: numbe
   return { chat, unmount };
 }
 
+/** Three questions, an edit of the second, then a regenerate. */
+async function editThenRegenerate(name: string, sendOnlyNewMessages: boolean) {
+  const { chat, unmount } = openChat(name, {
+    sendOnlyNewMessages,
+    generateId: idsFrom("e"),
+    body: { script: { echo: true } }
+  });
+  await chat.ready;
+  await chat.sendMessage({ text: "first" });
+  await chat.sendMessage({ text: "second" });
+  await chat.sendMessage({ text: "third" });
+  // Edit the second question: the server drops what followed it.
+  const second = chat.messages.value[2]!;
+  await chat.sendMessage({ text: "second, edited", messageId: second.id });
+  await whenSettled(chat);
+  await chat.regenerate();
+  await whenSettled(chat);
+  return { chat, unmount };
+}
+
+/** A question whose reply asks for approval, the approval (auto-continued), then a follow-up question. */
+async function approveThenAsk(name: string, sendOnlyNewMessages: boolean) {
+  const { chat, unmount } = openChat(name, {
+    sendOnlyNewMessages,
+    generateId: idsFrom("ap"),
+    body: { script: { toolCalls: [{ toolName: "dangerousAction", input: { target: "file.txt" } }] } }
+  });
+  await chat.ready;
+  await chat.sendMessage({ text: "delete it" });
+  await vi.waitFor(() => {
+    const part = chat.messages.value[1]?.parts.find((p) => p.type === "tool-dangerousAction") as
+      | { state?: string; approval?: { id: string } }
+      | undefined;
+    expect(part?.state).toBe("approval-requested");
+  });
+  const part = chat.messages.value[1]!.parts.find((p) => p.type === "tool-dangerousAction") as {
+    approval: { id: string };
+  };
+  await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+  await waitForLog(name, (entry) => entry.kind === "tool-executed");
+  await vi.waitFor(() => expect(textOf(chat.messages.value[1])).toContain("after tools"));
+  await whenSettled(chat);
+  await chat.sendMessage({ text: "and now?" });
+  await whenSettled(chat);
+  return { chat, unmount };
+}
+
+/** A question whose reply asks for approval, the approval with auto-continue off, then a bare sendMessage(). */
+async function approveThenBareSend(name: string, sendOnlyNewMessages: boolean) {
+  const { chat, unmount } = openChat(name, {
+    sendOnlyNewMessages,
+    autoContinueAfterToolResult: false,
+    generateId: idsFrom("bare"),
+    body: { script: { toolCalls: [{ toolName: "dangerousAction", input: { target: "x" } }] } }
+  });
+  await chat.ready;
+  await chat.sendMessage({ text: "delete x" });
+  await vi.waitFor(() => {
+    const part = chat.messages.value[1]?.parts.find((p) => p.type === "tool-dangerousAction") as
+      | { state?: string }
+      | undefined;
+    expect(part?.state).toBe("approval-requested");
+  });
+  const part = chat.messages.value[1]!.parts.find((p) => p.type === "tool-dangerousAction") as {
+    approval: { id: string };
+  };
+  await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+  await chat.sendMessage();
+  await whenSettled(chat);
+  await waitForLog(name, (entry) => entry.kind === "tool-executed");
+  return { chat, unmount };
+}
+
+/** The body the server's onChatMessage saw last for this conversation. */
+const lastChatMessage = async (name: string) =>
+  (await waitForLog(name, (entry) => entry.kind === "chat-message")) as LogEntry & { body: Record<string, unknown> };
+
 describe("sendOnlyNewMessages", () => {
   it("20 turns: each request after the first carries one message and afterMessageId; the server transcript matches a full-list client's", async () => {
     const partial = uniqueName("partial");
@@ -61,28 +138,10 @@ describe("sendOnlyNewMessages", () => {
   }, 120_000);
 
   it("an edit, a regenerate and an approval continuation leave the same transcript as a full-list client", async () => {
-    async function run(name: string, sendOnlyNewMessages: boolean) {
-      const { chat, unmount } = openChat(name, {
-        sendOnlyNewMessages,
-        generateId: idsFrom("e"),
-        body: { script: { echo: true } }
-      });
-      await chat.ready;
-      await chat.sendMessage({ text: "first" });
-      await chat.sendMessage({ text: "second" });
-      await chat.sendMessage({ text: "third" });
-      // Edit the second question: the server drops what followed it.
-      const second = chat.messages.value[2]!;
-      await chat.sendMessage({ text: "second, edited", messageId: second.id });
-      await whenSettled(chat);
-      await chat.regenerate();
-      await whenSettled(chat);
-      return { chat, unmount };
-    }
     const partialName = uniqueName("editp");
     const fullName = uniqueName("editf");
-    const partial = await run(partialName, true);
-    const full = await run(fullName, false);
+    const partial = await editThenRegenerate(partialName, true);
+    const full = await editThenRegenerate(fullName, false);
     const expected = ["first", "echo: first", "second, edited", "echo: second, edited"];
     expect((await stored(partialName)).map(textOf)).toEqual(expected);
     expect(content(await stored(partialName))).toEqual(content(await stored(fullName)));
@@ -102,35 +161,10 @@ describe("sendOnlyNewMessages", () => {
   }, 60_000);
 
   it("a continuation after an approval, then a new question, matches a full-list client", async () => {
-    async function run(name: string, sendOnlyNewMessages: boolean) {
-      const { chat, unmount } = openChat(name, {
-        sendOnlyNewMessages,
-        generateId: idsFrom("ap"),
-        body: { script: { toolCalls: [{ toolName: "dangerousAction", input: { target: "file.txt" } }] } }
-      });
-      await chat.ready;
-      await chat.sendMessage({ text: "delete it" });
-      await vi.waitFor(() => {
-        const part = chat.messages.value[1]?.parts.find((p) => p.type === "tool-dangerousAction") as
-          | { state?: string; approval?: { id: string } }
-          | undefined;
-        expect(part?.state).toBe("approval-requested");
-      });
-      const part = chat.messages.value[1]!.parts.find((p) => p.type === "tool-dangerousAction") as {
-        approval: { id: string };
-      };
-      await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
-      await waitForLog(name, (entry) => entry.kind === "tool-executed");
-      await vi.waitFor(() => expect(textOf(chat.messages.value[1])).toContain("after tools"));
-      await whenSettled(chat);
-      await chat.sendMessage({ text: "and now?" });
-      await whenSettled(chat);
-      return { chat, unmount };
-    }
     const partialName = uniqueName("appp");
     const fullName = uniqueName("appf");
-    const partial = await run(partialName, true);
-    const full = await run(fullName, false);
+    const partial = await approveThenAsk(partialName, true);
+    const full = await approveThenAsk(fullName, false);
     expect(content(await stored(partialName))).toEqual(content(await stored(fullName)));
     expect((await stored(partialName)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(partial.chat.messages.value.map((m) => m.id)).toEqual((await stored(partialName)).map((m) => m.id));
@@ -143,34 +177,10 @@ describe("sendOnlyNewMessages", () => {
   }, 60_000);
 
   it("a bare sendMessage() after an approval (auto-continue off) resubmits the rewritten assistant message", async () => {
-    async function run(name: string, sendOnlyNewMessages: boolean) {
-      const { chat, unmount } = openChat(name, {
-        sendOnlyNewMessages,
-        autoContinueAfterToolResult: false,
-        generateId: idsFrom("bare"),
-        body: { script: { toolCalls: [{ toolName: "dangerousAction", input: { target: "x" } }] } }
-      });
-      await chat.ready;
-      await chat.sendMessage({ text: "delete x" });
-      await vi.waitFor(() => {
-        const part = chat.messages.value[1]?.parts.find((p) => p.type === "tool-dangerousAction") as
-          | { state?: string }
-          | undefined;
-        expect(part?.state).toBe("approval-requested");
-      });
-      const part = chat.messages.value[1]!.parts.find((p) => p.type === "tool-dangerousAction") as {
-        approval: { id: string };
-      };
-      await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
-      await chat.sendMessage();
-      await whenSettled(chat);
-      await waitForLog(name, (entry) => entry.kind === "tool-executed");
-      return { chat, unmount };
-    }
     const partialName = uniqueName("barep");
     const fullName = uniqueName("baref");
-    const partial = await run(partialName, true);
-    const full = await run(fullName, false);
+    const partial = await approveThenBareSend(partialName, true);
+    const full = await approveThenBareSend(fullName, false);
     const resubmit = (await requests(partialName)).at(-1)!;
     expect(resubmit.messageIds).toEqual([partial.chat.messages.value[1]!.id]);
     expect(resubmit.afterMessageId).toBe(partial.chat.messages.value[0]!.id);
@@ -201,9 +211,6 @@ describe("sendOnlyNewMessages", () => {
 });
 
 describe("request customization reaches onChatMessage", () => {
-  const lastChatMessage = async (name: string) =>
-    (await waitForLog(name, (entry) => entry.kind === "chat-message")) as LogEntry & { body: Record<string, unknown> };
-
   it("a static body object", async () => {
     const name = uniqueName("bodystatic");
     const { chat, unmount } = openChat(name, { body: { tenant: "acme", script: { chunks: 1 } } });
