@@ -236,6 +236,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly replayRebuiltIds = new Set<string>();
   /** Assistant messages a continuation replayed without `seq` extends; collapsed until its stream finishes. */
   private readonly unsequencedReplayIds = new Set<string>();
+  /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
+  private readonly replayedStreams = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
   private readonly localResponseIds = new Map<string, string>();
   /** Highest `seq` delivered to each stream the transport attached to, since its ACK. */
@@ -803,9 +805,16 @@ export class ChatSession<M extends UIMessage> {
       const last = this.state.messages.at(-1);
       if (last?.role === "assistant") this.unsequencedReplayIds.add(last.id);
     }
+    if (frame.replay && frame.body.trim()) this.replayedStreams.add(id);
+    const endedUnreplayed = frame.done && frame.replay && !frame.body.trim() && !this.replayedStreams.has(id);
+    if (frame.done || frame.error) this.replayedStreams.delete(id);
     if (this.localRequestIds.has(id)) this.onLocalResponse(frame);
     else this.onObservedResponse(frame);
     if (frame.done || frame.error) this.scheduleReconcile();
+    // The stream had ended by the time the server took this client's ACK, and
+    // it had nothing left to replay: what streamed while the socket was down
+    // is only in the stored transcript (chaos: socket drops, trial 17).
+    if (endedUnreplayed) this.resyncAfterReconnect();
   }
 
   /** A frame of a request this client owns: the transport renders it, we keep the books. */
@@ -1322,6 +1331,7 @@ export class ChatSession<M extends UIMessage> {
     this.fallbackAcked.clear();
     this.replayRebuiltIds.clear();
     this.unsequencedReplayIds.clear();
+    this.replayedStreams.clear();
     this.protection = null;
     this.bufferedSendIds.clear();
     this.unechoedSendIds.clear();

@@ -133,3 +133,58 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u-other", "a-other", "a-mine"]);
   });
 });
+
+describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
+  it("a resumed stream that ended before the server took the ACK is completed from the stored transcript", async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
+    let reads = 0;
+    let stored: UIMessage[] = [];
+    const socket = new FakeSocket();
+    const mounted = mountComposable(() =>
+      useAgentChat({
+        agent: socket,
+        throttle: false,
+        generateId: () => "u1",
+        getInitialMessages: () => {
+          reads++;
+          return Promise.resolve(stored.map((m) => ({ ...m })));
+        }
+      })
+    );
+    cleanup.push(mounted.unmount);
+    const chat = mounted.result;
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await chat.ready;
+    const sent = chat.sendMessage({ text: "turn" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    socket.chunk(id, { type: "start", messageId: "a1" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+    await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
+    // The socket drops; the turn streams on, unseen, while it is down.
+    socket.drop();
+    stored = [question];
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    const readsAtReconnect = await vi.waitFor(() => {
+      expect(reads).toBeGreaterThanOrEqual(2);
+      return reads;
+    });
+    socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
+    // The turn ends before the server takes the ACK: it stores the reply,
+    // and then has nothing left to replay but the end.
+    stored = [question, { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] }];
+    socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: true });
+    socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: true, replay: true });
+    await sent;
+    await vi.waitFor(() => expect(reads).toBe(readsAtReconnect + 1));
+    await vi.waitFor(() => expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]);
+  });
+});
