@@ -236,6 +236,16 @@ export class ChatSession<M extends UIMessage> {
   private readonly replayRebuiltIds = new Set<string>();
   /** Assistant messages a continuation replayed without `seq` extends; collapsed until its stream finishes. */
   private readonly unsequencedReplayIds = new Set<string>();
+  /**
+   * Messages a regenerate or an edit of this client's removed, while that
+   * request is in flight: a broadcast the server sent before it took the
+   * request still holds them, and must not put them back (chaos: many clients).
+   */
+  private readonly retractedIds = new Set<string>();
+  /** The message an edit in flight rewrote in place; stale broadcasts carry its old copy. */
+  private rewrittenMessage: M | null = null;
+  /** The transcript's ids when a regenerate or an edit was called; the request's list tells what it removed. */
+  private idsBeforeRewrite: Set<string> | null = null;
   /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
   private readonly replayedStreams = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
@@ -608,7 +618,8 @@ export class ChatSession<M extends UIMessage> {
 
   // ─── Transcript frames ────────────────────────────────────────────
 
-  private applySnapshot(snapshot: M[], connect: boolean): void {
+  private applySnapshot(received: M[], connect: boolean): void {
+    const snapshot = this.withoutRetracted(received);
     const buffered = connect ? new Set(this.bufferedSendIds) : new Set<string>();
     this.bufferedSendIds.clear();
     for (const message of snapshot) {
@@ -628,6 +639,28 @@ export class ChatSession<M extends UIMessage> {
       }
     }
     this.replaceAll(restoreBuffered(next, current, buffered));
+  }
+
+  /** What the server sent, less the messages a rewrite of this client's in flight removed. */
+  private withoutRetracted(messages: M[]): M[] {
+    const rewritten = this.rewrittenMessage;
+    if (this.retractedIds.size === 0 && !rewritten) return messages;
+    return messages
+      .filter((message) => !this.retractedIds.has(message.id))
+      .map((message) => (message.id === rewritten?.id ? rewritten : message));
+  }
+
+  /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
+  private rewrite(run: () => Promise<void>): Promise<void> {
+    this.idsBeforeRewrite = new Set(this.state.messages.map((message) => message.id));
+    const request = run();
+    const release = () => {
+      this.idsBeforeRewrite = null;
+      this.rewrittenMessage = null;
+      this.retractedIds.clear();
+    };
+    void request.then(release, release);
+    return request;
   }
 
   /** Replaces the working transcript without telling the server (it told us). */
@@ -1098,6 +1131,7 @@ export class ChatSession<M extends UIMessage> {
         return;
       }
       for (const message of stored) this.knownIds.add(message.id);
+      stored = this.withoutRetracted(stored);
       let merged: M[];
       try {
         merged = this.settings.mergeMessages([...this.state.messages], stored);
@@ -1155,6 +1189,12 @@ export class ChatSession<M extends UIMessage> {
       });
       if (isRecord(result?.body)) Object.assign(body, result.body);
     }
+    const before = this.idsBeforeRewrite;
+    if (before && (request.trigger === "regenerate-message" || request.messageId !== undefined)) {
+      const kept = new Set(request.messages.map((message) => message.id));
+      for (const id of before) if (!kept.has(id)) this.retractedIds.add(id);
+      this.rewrittenMessage = request.messages.find((message) => message.id === request.messageId) ?? null;
+    }
     if (request.trigger === "submit-message") {
       const sent = request.messages.findLast((message) => message.role === "user");
       if (sent && !this.knownIds.has(sent.id)) this.unechoedSendIds.add(sent.id);
@@ -1186,6 +1226,7 @@ export class ChatSession<M extends UIMessage> {
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const isEdit = isRecord(message) && (message as { messageId?: unknown }).messageId != null;
     if (message !== undefined && !isEdit && this.mustQueue()) return this.enqueue(message, options);
+    if (isEdit) return this.rewrite(() => this.chat.sendMessage(message, options));
     const request = this.chat.sendMessage(message, options);
     if (message !== undefined && !isEdit) this.protectStreamingTail();
     return request;
@@ -1267,7 +1308,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Regenerates an assistant message (full transcript, `regenerate-message`). */
   regenerate(options?: Parameters<AbstractChat<M>["regenerate"]>[0]): Promise<void> {
-    return this.chat.regenerate(options);
+    return this.rewrite(() => this.chat.regenerate(options));
   }
 
   /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
@@ -1332,6 +1373,8 @@ export class ChatSession<M extends UIMessage> {
     this.replayRebuiltIds.clear();
     this.unsequencedReplayIds.clear();
     this.replayedStreams.clear();
+    this.retractedIds.clear();
+    this.rewrittenMessage = null;
     this.protection = null;
     this.bufferedSendIds.clear();
     this.unechoedSendIds.clear();

@@ -188,3 +188,64 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
     expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]);
   });
 });
+
+/** One answered question, as the server stores it. */
+const turn = (): UIMessage[] => [
+  { id: "u1", role: "user", parts: [{ type: "text", text: "question" }] },
+  { id: "a1", role: "assistant", parts: [{ type: "text", text: "first answer" }] }
+];
+
+describe("a broadcast that overtakes this client's regenerate (chaos: many clients)", () => {
+  it("a transcript the server sent before it took the regenerate does not bring back the regenerated reply", async () => {
+    const { socket, chat } = setup(turn());
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    const regenerated = chat.regenerate();
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1"]);
+    // Another tab's tool continuation finished a1 before the server took the regenerate.
+    const extended = turn();
+    extended[1]!.parts.push({ type: "text", text: "after tools" });
+    socket.push({ type: "cf_agent_chat_messages", messages: extended });
+    socket.chunk(id, { type: "start", messageId: "a2" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "second answer" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await regenerated;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a2"]);
+    // Once the regenerate settled, the server's word counts again.
+    socket.push({ type: "cf_agent_chat_messages", messages: [...turn(), { id: "u2", role: "user", parts: [{ type: "text", text: "next" }] }] });
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
+  });
+
+  it("an edit's dropped follow-ups stay dropped when an older transcript arrives before its reply", async () => {
+    const longer = [
+      ...turn(),
+      { id: "u2", role: "user", parts: [{ type: "text", text: "second" }] },
+      { id: "a2", role: "assistant", parts: [{ type: "text", text: "second answer" }] }
+    ] as UIMessage[];
+    const { socket, chat } = setup(longer);
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    const edited = chat.sendMessage({ text: "question, edited", messageId: "u1" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    socket.push({ type: "cf_agent_chat_messages", messages: longer });
+    socket.chunk(id, { type: "start", messageId: "a3" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "edited answer" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await edited;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a3"]);
+    expect(textParts(chat.messages.value[0]).map((p) => p.text)).toEqual(["question, edited"]);
+  });
+});
