@@ -556,3 +556,439 @@ describe("seq dedupe (items 41-44)", () => {
     expect(texts(chat.messages.value)).toEqual(["after the clear"]);
   });
 });
+
+describe("replay batching (item 30)", () => {
+  it("#30: a second replay pass with the same start id, before the first was flushed, drops the buffered first pass", async () => {
+    const { socket, chat } = setup({ initialMessages: [user("u1")] });
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resuming", id: "r1", probeId: probes(socket)[0]!.probeId });
+    const pass = textReply("a1", ["one ", "two "]).slice(0, 4);
+    // The server replays its buffer twice in one burst (no seq to drop the second by).
+    for (const chunk of pass) socket.chunk("r1", chunk, { replay: true });
+    for (const chunk of pass) socket.chunk("r1", chunk, { replay: true });
+    socket.push(replayComplete("r1"));
+    await vi.waitFor(() => expect(text(chat.messages.value[1])).toBe("one two "));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(chat.messages.value[1]!.parts.filter((part) => part.type === "text")).toHaveLength(1);
+    socket.chunk("r1", { type: "text-delta", id: "t", delta: "three" });
+    socket.chunk("r1", { type: "text-end", id: "t" });
+    socket.done("r1");
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(text(chat.messages.value[1])).toBe("one two three");
+  });
+});
+
+describe("cross-tab and observer (items 45-54)", () => {
+  it("#49: replay frames of another request that is neither observed nor awaiting replay are ignored", async () => {
+    const { socket, chat } = setup({ initialMessages: [user("u1")] });
+    await openIdle(socket);
+    const before = chat.messages.value;
+    textReply("g1", ["replayed"]).forEach((chunk, seq) => socket.chunk("ghost", chunk, { replay: true, seq }));
+    socket.push(replayComplete("ghost"));
+    await settle();
+    expect(chat.messages.value).toBe(before);
+    expect(chat.isServerStreaming.value).toBe(false);
+    expect(acks(socket)).toEqual([]);
+    // A live frame of the same request is observed: the replay was ignored, not lost by accident.
+    socket.chunk("ghost", { type: "start", messageId: "g1" });
+    socket.chunk("ghost", { type: "text-start", id: "t" });
+    socket.chunk("ghost", { type: "text-delta", id: "t", delta: "live" });
+    expect(chat.isServerStreaming.value).toBe(true);
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      ["u1", "u1"],
+      ["g1", "live"]
+    ]);
+  });
+
+  for (const end of ["replayComplete", "done"] as const) {
+    it(`#50: on the observer path, replayed chunks reach messages only at ${end}`, async () => {
+      const { socket, chat } = setup({ initialMessages: [user("u1")] });
+      await openIdle(socket);
+      socket.push({ type: "cf_agent_stream_resuming", id: "srv" });
+      expect(acks(socket)).toHaveLength(1);
+      const before = chat.messages.value;
+      const chunks = end === "done" ? textReply("s1", ["one ", "two"]) : textReply("s1", ["one ", "two"]).slice(0, 4);
+      chunks.forEach((chunk, seq) => {
+        socket.chunk("srv", chunk, { replay: true, seq });
+        expect(chat.messages.value).toBe(before);
+      });
+      if (end === "done") socket.done("srv", { replay: true });
+      else socket.push(replayComplete("srv"));
+      expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+        ["u1", "u1"],
+        ["s1", "one two"]
+      ]);
+      expect(chat.isServerStreaming.value).toBe(end === "replayComplete");
+    });
+  }
+
+  it("#52: data-* chunks on the observer path call onData, except replayed chunks already applied (seq)", async () => {
+    const data: unknown[] = [];
+    const { socket } = setup({ initialMessages: [user("u1"), reply("a1", "base ")], onData: (part) => data.push(part) });
+    await openIdle(socket);
+    const live = [
+      { type: "start" },
+      { type: "data-progress", data: { step: 1 } },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "one " }
+    ];
+    // Another connection's continuation, seen live.
+    continuationChunks(socket, "k9", live);
+    expect(data).toEqual([{ type: "data-progress", data: { step: 1 } }]);
+    // Offered to this socket: the ACK makes the server replay its buffer from chunk 0, plus one new chunk.
+    socket.push({ type: "cf_agent_stream_resuming", id: "k9" });
+    expect(acks(socket)).toHaveLength(1);
+    continuationChunks(socket, "k9", [...live, { type: "data-progress", data: { step: 2 } }], 0, { replay: true });
+    socket.push(replayComplete("k9", { continuation: true }));
+    expect(data).toEqual([
+      { type: "data-progress", data: { step: 1 } },
+      { type: "data-progress", data: { step: 2 } }
+    ]);
+    continuationChunks(socket, "k9", [{ type: "data-progress", data: { step: 3 } }], 5);
+    socket.done("k9", { continuation: true });
+    expect(data).toHaveLength(3);
+  });
+
+  it("#53: chunks of a different stream restart the observer on that stream", async () => {
+    const { socket, chat } = setup({ initialMessages: [user("u1")] });
+    await openIdle(socket);
+    for (const chunk of textReply("m1", ["first "]).slice(0, 3)) socket.chunk("s1", chunk);
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      ["u1", "u1"],
+      ["m1", "first "]
+    ]);
+    const second = textReply("m2", ["second"]);
+    for (const chunk of second.slice(0, 3)) socket.chunk("s2", chunk);
+    // A fresh message for the new stream: nothing of the first stream's parts carried over.
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      ["u1", "u1"],
+      ["m1", "first "],
+      ["m2", "second"]
+    ]);
+    expect(chat.isServerStreaming.value).toBe(true);
+    for (const chunk of second.slice(3)) socket.chunk("s2", chunk);
+    socket.done("s2");
+    expect(chat.isServerStreaming.value).toBe(false);
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      ["u1", "u1"],
+      ["m1", "first "],
+      ["m2", "second"]
+    ]);
+  });
+});
+
+describe("transcript (items 55-63)", () => {
+  it("#58: a snapshot holding the protected assistant followed by another assistant is taken as it is, and protection ends", async () => {
+    const { socket, chat } = setup({ resume: false });
+    socket.open();
+    const { id } = await send(socket, chat, "q1");
+    const userId = chat.messages.value[0]!.id;
+    for (const chunk of textReply("a1", ["partial"]).slice(0, 3)) socket.chunk(id, chunk);
+    await vi.waitFor(() => expect(text(chat.messages.value[1])).toBe("partial"));
+    socket.push({
+      type: "cf_agent_chat_messages",
+      messages: [user(userId, "q1"), reply("a1", "stored reply"), user("u2", "next"), reply("a2", "answer")]
+    });
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      [userId, "q1"],
+      ["a1", "stored reply"],
+      ["u2", "next"],
+      ["a2", "answer"]
+    ]);
+    // Protection is over: a snapshot without a1 no longer gets the local copy appended.
+    socket.push({ type: "cf_agent_chat_messages", messages: [user(userId, "q1"), user("u2", "next"), reply("a2", "answer")] });
+    expect(chat.messages.value.map((m) => m.id)).toEqual([userId, "u2", "a2"]);
+  });
+
+  it("#63: a send during a streaming reply keeps that reply last until its turn ends, then puts it back after the message before it", async () => {
+    const { socket, chat } = setup({ resume: false });
+    socket.open();
+    const first = await send(socket, chat, "q1");
+    const q1 = chat.messages.value[0]!.id;
+    const chunks = textReply("a1", ["partial", " reply"]);
+    for (const chunk of chunks.slice(0, 3)) socket.chunk(first.id, chunk);
+    await vi.waitFor(() => expect(chat.status.value).toBe("streaming"));
+    const second = await send(socket, chat, "q2");
+    const q2 = chat.messages.value.find((m) => text(m) === "q2")!.id;
+    // The server's transcript meanwhile: q2 stored, the reply not yet.
+    socket.push({ type: "cf_agent_chat_messages", messages: [user(q1, "q1"), user(q2, "q2")] });
+    expect(chat.messages.value.map((m) => m.id)).toEqual([q1, q2, "a1"]);
+    for (const chunk of chunks.slice(3)) socket.chunk(first.id, chunk);
+    await vi.waitFor(() => expect(text(chat.messages.value.find((m) => m.id === "a1"))).toBe("partial reply"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual([q1, q2, "a1"]);
+    socket.done(first.id);
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual([q1, "a1", q2]));
+    for (const chunk of textReply("a2", ["second answer"])) socket.chunk(second.id, chunk);
+    socket.done(second.id);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => [m.id, text(m)])).toEqual([
+      [q1, "q1"],
+      ["a1", "partial reply"],
+      [q2, "q2"],
+      ["a2", "second answer"]
+    ]);
+  });
+});
+
+describe("clear and setMessages (items 64-68)", () => {
+  it("#68: setMessages([]) before late initial messages resolve keeps them from being applied", async () => {
+    let release!: (messages: UIMessage[]) => void;
+    const { socket, chat } = setup({
+      resume: false,
+      initialMessages: undefined,
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => (release = resolve))
+    });
+    socket.open();
+    expect(chat.isLoading.value).toBe(true);
+    chat.setMessages([]);
+    expect(socket.sentOf("cf_agent_chat_messages")).toEqual([{ type: "cf_agent_chat_messages", messages: [] }]);
+    release([user("h1"), reply("h2", "stored")]);
+    await vi.waitFor(() => expect(chat.isLoading.value).toBe(false));
+    await settle();
+    expect(chat.messages.value).toEqual([]);
+  });
+});
+
+/** Mounts a chat on `socket` that reads its transcript the default way (or with the given options). */
+function mountReader(socket: FakeSocket, options: Partial<UseAgentChatOptions> = {}) {
+  const mounted = mountComposable(() => useAgentChat({ agent: socket, resume: false, throttle: false, ...options }));
+  cleanup.push(mounted.unmount);
+  return mounted.result;
+}
+
+describe("initial messages and identity (items 69-77)", () => {
+  it("#73: two chats on the same agent make one initial-messages request, and both show it", async () => {
+    const read = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async () => Response.json([user("h1"), reply("h2", "stored")]));
+    const socket = new FakeSocket();
+    const chats = [mountReader(socket), mountReader(socket)];
+    socket.open();
+    for (const chat of chats) {
+      await vi.waitFor(() => expect(chat.isLoading.value).toBe(false));
+      expect(texts(chat.messages.value)).toEqual(["h1", "stored"]);
+    }
+    expect(read).toHaveBeenCalledTimes(1);
+    expect(String(read.mock.calls[0]![0])).toBe("http://fake.test/agents/fake-agent/room/get-messages");
+  });
+
+  it("#77: the chat id stays the same when the socket's URL arrives late or the server renames the instance; another agent object changes it", async () => {
+    const { shallowRef, nextTick } = await import("vue");
+    const socket = new FakeSocket();
+    socket._pkurl = "";
+    const agent = shallowRef<FakeSocket>(socket);
+    const mounted = mountComposable(() =>
+      useAgentChat({ agent, initialMessages: [user("u1")], resume: false, throttle: false })
+    );
+    cleanup.push(mounted.unmount);
+    const chat = mounted.result;
+    const id = chat.id.value;
+    expect(id).not.toBe("");
+    expect(chat.chat.id).toBe(id);
+    // The URL resolves once the socket connects; the server then names the instance it picked.
+    socket._pkurl = "ws://fake.test/agents/fake-agent/room";
+    socket.open();
+    socket.name = "server-picked";
+    await settle();
+    expect(chat.id.value).toBe(id);
+    expect(chat.chat.id).toBe(id);
+    expect(texts(chat.messages.value)).toEqual(["u1"]);
+
+    const other = new FakeSocket();
+    other.name = "other-room";
+    other._pkurl = "ws://fake.test/agents/fake-agent/other-room";
+    agent.value = other;
+    await nextTick();
+    expect(chat.id.value).not.toBe(id);
+    expect(chat.chat.id).toBe(chat.id.value);
+  });
+});
+
+describe("recovery (items 99-101)", () => {
+  const releases = [
+    {
+      name: "recovering: false",
+      release: (socket: FakeSocket) => socket.push({ type: "cf_agent_chat_recovering", recovering: false })
+    },
+    { name: "a live frame of another request", release: (socket: FakeSocket) => socket.done("r2") },
+    {
+      name: "an idle probe answer",
+      release: async (socket: FakeSocket, chat: ReturnType<typeof setup>["chat"]) => {
+        void chat.resumeStream();
+        await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+        socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+      }
+    }
+  ];
+  for (const { name, release } of releases) {
+    it(`#101: after done with outcome recovering, tool calls stay held until ${name}`, async () => {
+      const { calls, onToolCall } = recordCalls();
+      const { socket, chat } = setup({ onToolCall, initialMessages: [user("u1")] });
+      await openIdle(socket);
+      socket.done("r1", { outcome: "recovering" });
+      socket.push({ type: "cf_agent_chat_messages", messages: waitingForAnswer() });
+      await settle();
+      expect(calls).toHaveLength(0);
+      // Frames that prove nothing: the recovering request's own, a replay, a skipped send.
+      socket.done("r1", { outcome: "recovering", replay: true });
+      socket.done("r3", { replay: true });
+      socket.done("r4", { outcome: "skipped" });
+      await settle();
+      expect(calls).toHaveLength(0);
+      await release(socket, chat);
+      await vi.waitFor(() => expect(calls).toHaveLength(1));
+      expect(calls[0]!.toolCall.toolCallId).toBe("c1");
+    });
+  }
+});
+
+describe("misc (items 102-106)", () => {
+  it("#102: while submitted, isStreaming is false unless a server stream or client tool work is active", async () => {
+    const { socket, chat } = setup({ resume: false, initialMessages: [user("u1")] });
+    socket.open();
+    const { id } = await send(socket, chat, "q");
+    expect(chat.status.value).toBe("submitted");
+    expect(chat.isStreaming.value).toBe(false);
+    // Another connection's turn streams to this socket meanwhile.
+    socket.chunk("other", { type: "start", messageId: "o1" });
+    socket.chunk("other", { type: "text-delta", id: "t", delta: "elsewhere" });
+    expect(chat.status.value).toBe("submitted");
+    expect(chat.isStreaming.value).toBe(true);
+    socket.done("other");
+    expect(chat.isStreaming.value).toBe(false);
+    for (const chunk of textReply("a1", ["ok"])) socket.chunk(id, chunk);
+    socket.done(id);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+  });
+
+  it("#102: while a tool continuation is submitted, a running onToolCall keeps isStreaming true until it answers", async () => {
+    let answerSecond!: () => void;
+    const onToolCall: OnToolCallCallback = ({ toolCall, addToolOutput }) => {
+      if (toolCall.toolCallId === "c1") {
+        addToolOutput({ toolCallId: "c1", output: "first" });
+        return;
+      }
+      return new Promise<void>((resolve) => {
+        answerSecond = () => {
+          addToolOutput({ toolCallId: "c2", output: "second" });
+          resolve();
+        };
+      });
+    };
+    const twoCalls: UIMessage[] = [
+      user("u1", "ask me twice"),
+      {
+        id: "a1",
+        role: "assistant",
+        parts: [{ type: "step-start" }, tool("askUser", "c1", "input-available"), tool("askUser", "c2", "input-available")]
+      }
+    ];
+    const { socket, chat } = setup({ onToolCall, initialMessages: twoCalls });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(chat.status.value).toBe("submitted"));
+    expect(chat.isToolContinuation.value).toBe(true);
+    expect(chat.isStreaming.value).toBe(true);
+    answerSecond();
+    await vi.waitFor(() => expect(chat.isStreaming.value).toBe(false));
+    expect(chat.status.value).toBe("submitted");
+  });
+
+  it("#106: the id option is ignored; the chat id comes from the agent's address", () => {
+    const withId = setup({ id: "my-own-id" });
+    const without = setup({});
+    expect(withId.chat.id.value).not.toBe("my-own-id");
+    expect(withId.chat.id.value).toBe(without.chat.id.value);
+    expect(withId.chat.chat.id).toBe(withId.chat.id.value);
+  });
+});
+
+/** A WebSocket the test plays the server of; PartySocket creates one per connection attempt. */
+class ScriptedWebSocket extends EventTarget {
+  static readonly created: ScriptedWebSocket[] = [];
+  readonly CONNECTING = 0;
+  readonly OPEN = 1;
+  readonly CLOSING = 2;
+  readonly CLOSED = 3;
+  readyState = 0;
+  binaryType = "blob";
+  bufferedAmount = 0;
+  extensions = "";
+  protocol = "";
+  readonly sent: string[] = [];
+
+  constructor(readonly url: string) {
+    super();
+    ScriptedWebSocket.created.push(this);
+  }
+
+  send(data: string) {
+    this.sent.push(data);
+  }
+
+  close(code = 1000, reason = "") {
+    if (this.readyState === 3) return;
+    this.readyState = 3;
+    this.dispatchEvent(new CloseEvent("close", { code, reason, wasClean: true }));
+  }
+
+  open() {
+    this.readyState = 1;
+    this.dispatchEvent(new Event("open"));
+  }
+
+  receive(frame: Record<string, unknown>) {
+    this.dispatchEvent(new MessageEvent("message", { data: JSON.stringify(frame) }));
+  }
+
+  drop() {
+    this.readyState = 3;
+    this.dispatchEvent(new CloseEvent("close", { code: 1006, reason: "", wasClean: false }));
+  }
+}
+
+/** Waits for the connection attempt number `index` (0-based), opens it and sends the server's identity. */
+async function connectAs(index: number, name: string) {
+  await vi.waitFor(() => expect(ScriptedWebSocket.created).toHaveLength(index + 1));
+  const ws = ScriptedWebSocket.created[index]!;
+  ws.open();
+  ws.receive({ type: "cf_agent_identity", agent: "chat-agent", name });
+  return ws;
+}
+
+describe("useAgent (items 107-115)", () => {
+  for (const handled of [true, false]) {
+    it(`#108: an identity change on reconnect ${handled ? "calls onIdentityChange" : "logs a warning when there is no onIdentityChange"}`, async () => {
+      const { useAgent } = await import("../../src");
+      ScriptedWebSocket.created.length = 0;
+      const changes: string[][] = [];
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const mounted = mountComposable(() =>
+        useAgent({
+          agent: "ChatAgent",
+          name: "room",
+          host: "fake.test",
+          WebSocket: ScriptedWebSocket as unknown as typeof WebSocket,
+          minReconnectionDelay: 0,
+          maxReconnectionDelay: 0,
+          ...(handled ? { onIdentityChange: (...args: string[]) => void changes.push(args) } : {})
+        })
+      );
+      cleanup.push(mounted.unmount);
+      const agent = mounted.result;
+      const first = await connectAs(0, "room");
+      expect(agent.identity.value).toEqual({ agent: "chat-agent", name: "room" });
+      first.drop();
+      // The same address reached the same instance: no change.
+      const second = await connectAs(1, "room");
+      second.drop();
+      // Server-side routing picked another instance this time.
+      await connectAs(2, "elsewhere");
+      expect(agent.identity.value).toEqual({ agent: "chat-agent", name: "elsewhere" });
+      const identityWarnings = () => warn.mock.calls.filter((args) => String(args[0]).includes("elsewhere"));
+      expect(changes).toEqual(handled ? [["room", "elsewhere", "chat-agent", "chat-agent"]] : []);
+      // Without the callback, one warning naming both instances.
+      expect(identityWarnings().map((args) => String(args[0]).includes("room"))).toEqual(handled ? [] : [true]);
+    });
+  }
+});
