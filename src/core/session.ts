@@ -246,6 +246,7 @@ export class ChatSession<M extends UIMessage> {
   private rewrittenMessage: M | null = null;
   /** The transcript's ids when a regenerate or an edit was called; the request's list tells what it removed. */
   private idsBeforeRewrite: Set<string> | null = null;
+  private rewriteGeneration = 0;
   /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
   private readonly replayedStreams = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
@@ -652,9 +653,12 @@ export class ChatSession<M extends UIMessage> {
 
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
   private rewrite(run: () => Promise<void>): Promise<void> {
+    const generation = ++this.rewriteGeneration;
     this.idsBeforeRewrite = new Set(this.state.messages.map((message) => message.id));
     const request = run();
     const release = () => {
+      // A later rewrite took over the books; they are its to release.
+      if (generation !== this.rewriteGeneration) return;
       this.idsBeforeRewrite = null;
       this.rewrittenMessage = null;
       this.retractedIds.clear();
