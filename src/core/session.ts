@@ -833,7 +833,8 @@ export class ChatSession<M extends UIMessage> {
     if (frame.done && this.clearedDuringTurn) {
       // The turn this client's clear interrupted has ended: the server may have stored its partial reply.
       this.clearedDuringTurn = false;
-      if (frame.outcome === "aborted") this.resyncAfterReconnect(true);
+      // Servers before @cloudflare/ai-chat 0.12.2 name no outcome: read then too.
+      if (frame.outcome === "aborted" || frame.outcome === undefined) this.resyncAfterReconnect(true);
     }
     // Servers before @cloudflare/ai-chat 0.12.2 replay a continuation without
     // `seq`, so the chunks this client already applied cannot be skipped

@@ -249,3 +249,39 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     expect(textParts(chat.messages.value[0]).map((p) => p.text)).toEqual(["question, edited"]);
   });
 });
+
+describe("a clear that interrupts this client's turn, on a server that names no outcome (chaos: many clients, compat)", () => {
+  for (const outcome of ["aborted", undefined] as const) {
+    it(`the turn's end (outcome ${String(outcome)}) re-reads the stored transcript, which keeps the partial reply`, async () => {
+      const partial: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 " }] };
+      let reads = 0;
+      const socket = new FakeSocket();
+      const mounted = mountComposable(() =>
+        useAgentChat({
+          agent: socket,
+          throttle: false,
+          getInitialMessages: () => Promise.resolve(reads++ === 0 ? [] : [partial])
+        })
+      );
+      cleanup.push(mounted.unmount);
+      const chat = mounted.result;
+      socket.open();
+      await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+      socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+      await chat.ready;
+      void chat.sendMessage({ text: "question" }).catch(() => {});
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+      socket.chunk(id, { type: "start", messageId: "a1" });
+      socket.chunk(id, { type: "text-start", id: "t" });
+      socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+      await vi.waitFor(() => expect(chat.messages.value).toHaveLength(2));
+      chat.clearHistory();
+      expect(chat.messages.value).toEqual([]);
+      // The server aborts the turn and stores its partial reply after the clear emptied the transcript.
+      socket.done(id, outcome ? { outcome } : {});
+      await vi.waitFor(() => expect(reads).toBe(2));
+      await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["a1"]));
+    });
+  }
+});
