@@ -246,6 +246,7 @@ export class ChatSession<M extends UIMessage> {
   private rewrittenMessage: M | null = null;
   /** The transcript's ids when a regenerate or an edit was called; the request's list tells what it removed. */
   private idsBeforeRewrite: Set<string> | null = null;
+  private editedId: string | undefined;
   private rewriteGeneration = 0;
   /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
   private readonly replayedStreams = new Set<string>();
@@ -644,6 +645,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** What the server sent, less the messages a rewrite of this client's in flight removed. */
   private withoutRetracted(messages: M[]): M[] {
+    this.settleRewrite();
     const rewritten = this.rewrittenMessage;
     if (this.retractedIds.size === 0 && !rewritten) return messages;
     return messages
@@ -651,15 +653,39 @@ export class ChatSession<M extends UIMessage> {
       .map((message) => (message.id === rewritten?.id ? rewritten : message));
   }
 
+  /** Whether a rewrite of this client's in flight removed the message with this id. */
+  private isRetracted(id: string): boolean {
+    this.settleRewrite();
+    return this.retractedIds.has(id);
+  }
+
+  /**
+   * Reads what the rewrite in flight removed, once: the AI SDK cuts the
+   * transcript within microtasks of the call, so by the time any socket frame
+   * is handled the cut is done.
+   */
+  private settleRewrite(): void {
+    const before = this.idsBeforeRewrite;
+    if (!before) return;
+    this.idsBeforeRewrite = null;
+    const now = new Set(this.state.messages.map((message) => message.id));
+    for (const id of before) if (!now.has(id)) this.retractedIds.add(id);
+    const editedId = this.editedId;
+    if (editedId !== undefined) this.rewrittenMessage = this.state.messages.find((message) => message.id === editedId) ?? null;
+  }
+
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
-  private rewrite(run: () => Promise<void>): Promise<void> {
+  private rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
     const generation = ++this.rewriteGeneration;
+    this.settleRewrite();
     this.idsBeforeRewrite = new Set(this.state.messages.map((message) => message.id));
+    this.editedId = editedId;
     const request = run();
     const release = () => {
       // A later rewrite took over the books; they are its to release.
       if (generation !== this.rewriteGeneration) return;
       this.idsBeforeRewrite = null;
+      this.editedId = undefined;
       this.rewrittenMessage = null;
       this.retractedIds.clear();
     };
@@ -673,6 +699,7 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private applyMessageUpdate(updated: M): void {
+    if (this.isRetracted(updated.id)) return;
     const messages = this.state.messages;
     let index = messages.findIndex((message) => message.id === updated.id);
     if (index < 0) {
@@ -993,6 +1020,8 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private mergeObservedUnlessDiverged(observed: ObservedMessage): void {
+    // A regenerate of this client's replaced the message this turn extends.
+    if (this.isRetracted(observed.id)) return;
     const messages = this.state.messages;
     const index = observed.targetIndex(messages);
     // Our own last merge cannot have diverged; only another writer's copy can.
@@ -1004,6 +1033,7 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private mergeObserved(observed: ObservedMessage, messages: M[]): M[] {
+    if (this.isRetracted(observed.id)) return messages;
     const index = observed.targetIndex(messages);
     const next = messages.slice();
     if (index >= 0) next[index] = observed.toMessage<M>();
@@ -1194,12 +1224,7 @@ export class ChatSession<M extends UIMessage> {
       });
       if (isRecord(result?.body)) Object.assign(body, result.body);
     }
-    const before = this.idsBeforeRewrite;
-    if (before && (request.trigger === "regenerate-message" || request.messageId !== undefined)) {
-      const kept = new Set(request.messages.map((message) => message.id));
-      for (const id of before) if (!kept.has(id)) this.retractedIds.add(id);
-      this.rewrittenMessage = request.messages.find((message) => message.id === request.messageId) ?? null;
-    }
+    if (request.trigger === "regenerate-message" || request.messageId !== undefined) this.settleRewrite();
     if (request.trigger === "submit-message") {
       const sent = request.messages.findLast((message) => message.role === "user");
       if (sent && !this.knownIds.has(sent.id)) this.unechoedSendIds.add(sent.id);
@@ -1231,7 +1256,7 @@ export class ChatSession<M extends UIMessage> {
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const isEdit = isRecord(message) && (message as { messageId?: unknown }).messageId != null;
     if (message !== undefined && !isEdit && this.mustQueue()) return this.enqueue(message, options);
-    if (isEdit) return this.rewrite(() => this.chat.sendMessage(message, options));
+    if (isEdit) return this.rewrite(() => this.chat.sendMessage(message, options), String((message as { messageId: unknown }).messageId));
     const request = this.chat.sendMessage(message, options);
     if (message !== undefined && !isEdit) this.protectStreamingTail();
     return request;
@@ -1380,6 +1405,8 @@ export class ChatSession<M extends UIMessage> {
     this.replayedStreams.clear();
     this.retractedIds.clear();
     this.rewrittenMessage = null;
+    this.idsBeforeRewrite = null;
+    this.editedId = undefined;
     this.protection = null;
     this.bufferedSendIds.clear();
     this.unechoedSendIds.clear();

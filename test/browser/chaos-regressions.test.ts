@@ -223,6 +223,46 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
   });
 
+  it("another tab's continuation of the reply this client regenerates does not land in the reply before it", async () => {
+    const transcript: UIMessage[] = [
+      ...turn(),
+      { id: "u2", role: "user", parts: [{ type: "text", text: "second" }] },
+      { id: "a2", role: "assistant", parts: [{ type: "text", text: "asks a tool" }] }
+    ];
+    const { socket, chat } = setup(transcript);
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    // Another tab answered a2's tool call; the server continues a2 and this tab watches.
+    socket.chunk("k1", { type: "start" }, { continuation: true });
+    socket.chunk("k1", { type: "text-start", id: "c" }, { continuation: true });
+    socket.chunk("k1", { type: "text-delta", id: "c", delta: " after tools" }, { continuation: true });
+    await vi.waitFor(() => expect(textParts(chat.messages.value[3]).map((p) => p.text)).toContain(" after tools"));
+    const regenerated = chat.regenerate();
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    socket.chunk("k1", { type: "text-delta", id: "c", delta: " more" }, { continuation: true });
+    socket.chunk("k1", { type: "text-end", id: "c" }, { continuation: true });
+    socket.chunk("k1", { type: "finish" }, { continuation: true });
+    const continued = transcript.map((m) => ({ ...m }));
+    continued[3] = { ...continued[3]!, parts: [...continued[3]!.parts, { type: "text", text: " after tools more" }] };
+    socket.push({ type: "cf_agent_chat_messages", messages: continued });
+    socket.done("k1", { continuation: true });
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
+    expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["first answer"]);
+    // Then the server takes the regenerate.
+    socket.chunk(id, { type: "start", messageId: "a3" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "new answer" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await regenerated;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a3"]);
+    expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["first answer"]);
+  });
+
   it("an edit's dropped follow-ups stay dropped when an older transcript arrives before its reply", async () => {
     const longer = [
       ...turn(),
