@@ -248,6 +248,12 @@ export class ChatSession<M extends UIMessage> {
   private idsBeforeRewrite: Set<string> | null = null;
   private editedId: string | undefined;
   private rewriteGeneration = 0;
+  /**
+   * Requests this client stopped. When the server finished one anyway (the
+   * cancel came too late), its reply is stored, but this client dropped the
+   * stream and, as the sender, gets no broadcast of it: read it back.
+   */
+  private readonly stoppedRequestIds = new Map<string, boolean>();
   /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
   private readonly replayedStreams = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
@@ -880,6 +886,13 @@ export class ChatSession<M extends UIMessage> {
     // it had nothing left to replay: what streamed while the socket was down
     // is only in the stored transcript (chaos: socket drops, trial 17).
     if (endedUnreplayed) this.resyncAfterReconnect();
+    const stopped = frame.done || frame.error ? this.stoppedRequestIds.get(id) : undefined;
+    if (stopped !== undefined) {
+      this.stoppedRequestIds.delete(id);
+      // Stopped before its reply started here, or finished by the server anyway:
+      // the server may have stored a reply this client never showed.
+      if (!stopped || frame.outcome === "completed") this.resyncAfterReconnect();
+    }
   }
 
   /** A frame of a request this client owns: the transport renders it, we keep the books. */
@@ -1346,6 +1359,9 @@ export class ChatSession<M extends UIMessage> {
     this.transport.setCancelOnClientAbort(this.settings.cancelOnClientAbort);
     const unattachedContinuation =
       this.continuationResuming && !this.continuationAttached && this.observedContinuationId === null;
+    // Remember whether the reply had started here: a stop before it did leaves nothing on screen.
+    for (const id of this.localRequestIds) this.stoppedRequestIds.set(id, this.localResponseIds.has(id));
+    capMap(this.stoppedRequestIds, MAX_REMEMBERED_TURNS);
     try {
       this.transport.cancelActiveServerTurn();
       await this.chat.stop();
@@ -1403,6 +1419,7 @@ export class ChatSession<M extends UIMessage> {
     this.replayRebuiltIds.clear();
     this.unsequencedReplayIds.clear();
     this.replayedStreams.clear();
+    this.stoppedRequestIds.clear();
     this.retractedIds.clear();
     this.rewrittenMessage = null;
     this.idsBeforeRewrite = null;

@@ -325,3 +325,50 @@ describe("a clear that interrupts this client's turn, on a server that names no 
     });
   }
 });
+
+describe("a stop the server took too late (chaos: many clients)", () => {
+  for (const outcome of ["completed", "aborted"] as const)
+  it(`a turn this client stopped before its reply started, which the server stored anyway (outcome ${outcome}), is read back`, async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "question" }] };
+    const answered: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "answer" }] };
+    let reads = 0;
+    let stored: UIMessage[] = [];
+    const socket = new FakeSocket();
+    const mounted = mountComposable(() =>
+      useAgentChat({
+        agent: socket,
+        throttle: false,
+        generateId: () => "u1",
+        getInitialMessages: () => {
+          reads++;
+          return Promise.resolve(stored.map((m) => ({ ...m })));
+        }
+      })
+    );
+    cleanup.push(mounted.unmount);
+    const chat = mounted.result;
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await chat.ready;
+    const readsBefore = reads;
+    const sent = chat.sendMessage({ text: "question" }).catch(() => {});
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    await chat.stop();
+    await sent;
+    expect(socket.sentOf("cf_agent_chat_request_cancel")).toHaveLength(1);
+    // The server had already run the turn to its end.
+    stored = [question, answered];
+    socket.chunk(id, { type: "start", messageId: "a1" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "answer" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id, { outcome });
+    await vi.waitFor(() => expect(reads).toBe(readsBefore + 1));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+    expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["answer"]);
+    expect(chat.status.value).toBe("ready");
+  });
+});
