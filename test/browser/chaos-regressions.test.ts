@@ -4,7 +4,7 @@
  */
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { useAgentChat } from "../../src";
+import { type UseAgentChatOptions, useAgentChat } from "../../src";
 import { FakeSocket } from "../support/fake-socket";
 import { mountComposable } from "../support/mount";
 
@@ -14,14 +14,24 @@ afterEach(() => {
   cleanup = [];
 });
 
-function setup(initialMessages: UIMessage[]) {
+/** A chat on a scripted socket, unthrottled; `options` add to (or replace) that. */
+function setupWith(options: Partial<UseAgentChatOptions>) {
   const socket = new FakeSocket();
-  const mounted = mountComposable(() => useAgentChat({ agent: socket, initialMessages, throttle: false }));
+  const mounted = mountComposable(() => useAgentChat({ agent: socket, throttle: false, ...options }));
   cleanup.push(mounted.unmount);
   return { socket, chat: mounted.result };
 }
 
+const setup = (initialMessages: UIMessage[]) => setupWith({ initialMessages });
+
 const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_request");
+
+/** Opens the socket and answers the mount probe: nothing is streaming. */
+async function openIdle(socket: FakeSocket) {
+  socket.open();
+  await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+  socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+}
 const textParts = (message: UIMessage | undefined) => (message?.parts ?? []).filter((part) => part.type === "text");
 
 /** A turn the server restart cut off: its text part is still streaming in storage. */
@@ -59,9 +69,7 @@ const shapeOf = (message: UIMessage | undefined) =>
 describe("server restart mid-stream (chaos: server restart)", () => {
   it("an observed recovery continuation continues the interrupted text part instead of adding a second one", async () => {
     const { socket, chat } = setup(interrupted());
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await openIdle(socket);
     recoveryContinuation(socket, "rec1");
     await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
@@ -94,22 +102,13 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
     ];
     let reads = 0;
     let answerRead: (() => void) | undefined;
-    const socket = new FakeSocket();
-    const mounted = mountComposable(() =>
-      useAgentChat({
-        agent: socket,
-        throttle: false,
-        getInitialMessages: () =>
-          reads++ === 0
-            ? Promise.resolve([])
-            : new Promise<UIMessage[]>((resolve) => (answerRead = () => resolve(stored.map((m) => ({ ...m })))))
-      })
-    );
-    cleanup.push(mounted.unmount);
-    const chat = mounted.result;
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    const { socket, chat } = setupWith({
+      getInitialMessages: () =>
+        reads++ === 0
+          ? Promise.resolve([])
+          : new Promise<UIMessage[]>((resolve) => (answerRead = () => resolve(stored.map((m) => ({ ...m })))))
+    });
+    await openIdle(socket);
     await chat.ready;
     const sent = chat.sendMessage({ text: "mine" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
@@ -139,23 +138,14 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
     const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
     let reads = 0;
     let stored: UIMessage[] = [];
-    const socket = new FakeSocket();
-    const mounted = mountComposable(() =>
-      useAgentChat({
-        agent: socket,
-        throttle: false,
-        generateId: () => "u1",
-        getInitialMessages: () => {
-          reads++;
-          return Promise.resolve(stored.map((m) => ({ ...m })));
-        }
-      })
-    );
-    cleanup.push(mounted.unmount);
-    const chat = mounted.result;
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    const { socket, chat } = setupWith({
+      generateId: () => "u1",
+      getInitialMessages: () => {
+        reads++;
+        return Promise.resolve(stored.map((m) => ({ ...m })));
+      }
+    });
+    await openIdle(socket);
     await chat.ready;
     const sent = chat.sendMessage({ text: "turn" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
@@ -198,9 +188,7 @@ const turn = (): UIMessage[] => [
 describe("a broadcast that overtakes this client's regenerate (chaos: many clients)", () => {
   it("a transcript the server sent before it took the regenerate does not bring back the regenerated reply", async () => {
     const { socket, chat } = setup(turn());
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await openIdle(socket);
     const regenerated = chat.regenerate();
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
     const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
@@ -230,9 +218,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
       { id: "a2", role: "assistant", parts: [{ type: "text", text: "asks a tool" }] }
     ];
     const { socket, chat } = setup(transcript);
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await openIdle(socket);
     // Another tab answered a2's tool call; the server continues a2 and this tab watches.
     socket.chunk("k1", { type: "start" }, { continuation: true });
     socket.chunk("k1", { type: "text-start", id: "c" }, { continuation: true });
@@ -270,9 +256,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
       { id: "a2", role: "assistant", parts: [{ type: "text", text: "second answer" }] }
     ] as UIMessage[];
     const { socket, chat } = setup(longer);
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await openIdle(socket);
     const edited = chat.sendMessage({ text: "question, edited", messageId: "u1" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
     const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
@@ -295,19 +279,10 @@ describe("a clear that interrupts this client's turn, on a server that names no 
     it(`the turn's end (outcome ${String(outcome)}) re-reads the stored transcript, which keeps the partial reply`, async () => {
       const partial: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 " }] };
       let reads = 0;
-      const socket = new FakeSocket();
-      const mounted = mountComposable(() =>
-        useAgentChat({
-          agent: socket,
-          throttle: false,
-          getInitialMessages: () => Promise.resolve(reads++ === 0 ? [] : [partial])
-        })
-      );
-      cleanup.push(mounted.unmount);
-      const chat = mounted.result;
-      socket.open();
-      await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-      socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+      const { socket, chat } = setupWith({
+        getInitialMessages: () => Promise.resolve(reads++ === 0 ? [] : [partial])
+      });
+      await openIdle(socket);
       await chat.ready;
       void chat.sendMessage({ text: "question" }).catch(() => {});
       await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
@@ -327,48 +302,40 @@ describe("a clear that interrupts this client's turn, on a server that names no 
 });
 
 describe("a stop the server took too late (chaos: many clients)", () => {
-  for (const outcome of ["completed", "aborted"] as const)
-  it(`a turn this client stopped before its reply started, which the server stored anyway (outcome ${outcome}), is read back`, async () => {
-    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "question" }] };
-    const answered: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "answer" }] };
-    let reads = 0;
-    let stored: UIMessage[] = [];
-    const socket = new FakeSocket();
-    const mounted = mountComposable(() =>
-      useAgentChat({
-        agent: socket,
-        throttle: false,
+  for (const outcome of ["completed", "aborted"] as const) {
+    it(`a turn this client stopped before its reply started, which the server stored anyway (outcome ${outcome}), is read back`, async () => {
+      const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "question" }] };
+      const answered: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "answer" }] };
+      let reads = 0;
+      let stored: UIMessage[] = [];
+      const { socket, chat } = setupWith({
         generateId: () => "u1",
         getInitialMessages: () => {
           reads++;
           return Promise.resolve(stored.map((m) => ({ ...m })));
         }
-      })
-    );
-    cleanup.push(mounted.unmount);
-    const chat = mounted.result;
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
-    await chat.ready;
-    const readsBefore = reads;
-    const sent = chat.sendMessage({ text: "question" }).catch(() => {});
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
-    await chat.stop();
-    await sent;
-    expect(socket.sentOf("cf_agent_chat_request_cancel")).toHaveLength(1);
-    // The server had already run the turn to its end.
-    stored = [question, answered];
-    socket.chunk(id, { type: "start", messageId: "a1" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "answer" });
-    socket.chunk(id, { type: "text-end", id: "t" });
-    socket.chunk(id, { type: "finish" });
-    socket.done(id, { outcome });
-    await vi.waitFor(() => expect(reads).toBe(readsBefore + 1));
-    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
-    expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["answer"]);
-    expect(chat.status.value).toBe("ready");
-  });
+      });
+      await openIdle(socket);
+      await chat.ready;
+      const readsBefore = reads;
+      const sent = chat.sendMessage({ text: "question" }).catch(() => {});
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+      await chat.stop();
+      await sent;
+      expect(socket.sentOf("cf_agent_chat_request_cancel")).toHaveLength(1);
+      // The server had already run the turn to its end.
+      stored = [question, answered];
+      socket.chunk(id, { type: "start", messageId: "a1" });
+      socket.chunk(id, { type: "text-start", id: "t" });
+      socket.chunk(id, { type: "text-delta", id: "t", delta: "answer" });
+      socket.chunk(id, { type: "text-end", id: "t" });
+      socket.chunk(id, { type: "finish" });
+      socket.done(id, { outcome });
+      await vi.waitFor(() => expect(reads).toBe(readsBefore + 1));
+      await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+      expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["answer"]);
+      expect(chat.status.value).toBe("ready");
+    });
+  }
 });
