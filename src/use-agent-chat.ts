@@ -378,10 +378,14 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         : address
           ? () => readShared<M>(messagesUrl(address), options, label)
           : undefined;
+    // A read-back follows something the server did (stored a reply, cleared):
+    // it must start now, not join a read begun before that.
+    const readStored: TranscriptReader<M> | undefined =
+      typeof custom === "function" || !address ? fromServer : () => fetchTranscript<M>(messagesUrl(address), options, label);
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
-    return { seed, loadOnOpen, readStored: fromServer };
+    return { seed, loadOnOpen, readStored };
   };
 
   const openTarget = (): Target | null => {

@@ -254,8 +254,12 @@ export class ChatSession<M extends UIMessage> {
    * stream and, as the sender, gets no broadcast of it: read it back.
    */
   private readonly stoppedRequestIds = new Map<string, boolean>();
-  /** Streams whose replay (since this client's ACK) carried chunks; forgotten when they end. */
-  private readonly replayedStreams = new Set<string>();
+  /**
+   * Streams this client ACKed whose replay has not yet carried a chunk. One
+   * that ends so is read back: the server took the ACK after the stream
+   * closed, so what streamed while the socket was down was never replayed.
+   */
+  private readonly ackedUnreplayed = new Set<string>();
   private readonly fallbackAcked = new Set<string>();
   private readonly localResponseIds = new Map<string, string>();
   /** Highest `seq` delivered to each stream the transport attached to, since its ACK. */
@@ -563,6 +567,7 @@ export class ChatSession<M extends UIMessage> {
     if (isRecord(frame) && typeof frame.id === "string") {
       this.attachedSeq.set(frame.id, -1);
       this.continuationTextIds.delete(frame.id);
+      this.ackedUnreplayed.add(frame.id);
     }
   }
 
@@ -842,6 +847,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.recoveringRequestId !== null && this.recoveringRequestId !== id) this.recoveringRequestId = null;
     this.cells.recovering.value = false;
     this.fallbackAcked.add(id);
+    this.ackedUnreplayed.add(id);
     this.send({ type: Wire.streamResumeAck, id });
     this.scheduleReconcile();
   }
@@ -876,15 +882,15 @@ export class ChatSession<M extends UIMessage> {
       const last = this.state.messages.at(-1);
       if (last?.role === "assistant") this.unsequencedReplayIds.add(last.id);
     }
-    if (frame.replay && frame.body.trim()) this.replayedStreams.add(id);
-    const endedUnreplayed = frame.done && frame.replay && !frame.body.trim() && !this.replayedStreams.has(id);
-    if (frame.done || frame.error) this.replayedStreams.delete(id);
+    if (frame.replay && frame.body.trim()) this.ackedUnreplayed.delete(id);
+    const endedUnreplayed = (frame.done || frame.error) && this.ackedUnreplayed.delete(id);
     if (this.localRequestIds.has(id)) this.onLocalResponse(frame);
     else this.onObservedResponse(frame);
     if (frame.done || frame.error) this.scheduleReconcile();
-    // The stream had ended by the time the server took this client's ACK, and
-    // it had nothing left to replay: what streamed while the socket was down
-    // is only in the stored transcript (chaos: socket drops, trial 17).
+    // The stream had closed by the time the server took this client's ACK: it
+    // replayed nothing (only its end, or an empty replay before the held end),
+    // so what streamed while the socket was down is only in the stored
+    // transcript (chaos: socket drops).
     if (endedUnreplayed) this.resyncAfterReconnect();
     const stopped = frame.done || frame.error ? this.stoppedRequestIds.get(id) : undefined;
     if (stopped !== undefined) {
@@ -1418,7 +1424,7 @@ export class ChatSession<M extends UIMessage> {
     this.fallbackAcked.clear();
     this.replayRebuiltIds.clear();
     this.unsequencedReplayIds.clear();
-    this.replayedStreams.clear();
+    this.ackedUnreplayed.clear();
     this.stoppedRequestIds.clear();
     this.retractedIds.clear();
     this.rewrittenMessage = null;

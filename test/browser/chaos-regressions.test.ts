@@ -133,19 +133,90 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
   });
 });
 
+/**
+ * How the server answers an ACK it takes after the resumed turn's stream
+ * closed; either way what streamed while the socket was down is not replayed.
+ */
+const lateAckAnswers: Array<[how: string, frames: (id: string) => Array<Record<string, unknown>>]> = [
+  [
+    "ended before the server took the ACK",
+    // Settled and stored: the held end goes out, then a replay with nothing but the end.
+    (id) => [
+      { type: "cf_agent_use_chat_response", id, body: "", done: true },
+      { type: "cf_agent_use_chat_response", id, body: "", done: true, replay: true }
+    ]
+  ],
+  [
+    "replayed nothing because the server was storing its reply when it took the ACK",
+    // Finished while the reply was being stored: the stream's rows are gone,
+    // so the replay is only its end marker, and the held end follows it live.
+    (id) => [
+      { type: "cf_agent_use_chat_response", id, body: "", done: false, replay: true, replayComplete: true },
+      { type: "cf_agent_use_chat_response", id, body: "", done: true }
+    ]
+  ]
+];
+
 describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
-  it("a resumed stream that ended before the server took the ACK is completed from the stored transcript", async () => {
-    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
-    let reads = 0;
-    let stored: UIMessage[] = [];
-    const { socket, chat } = setupWith({
-      generateId: () => "u1",
-      getInitialMessages: () => {
-        reads++;
-        return Promise.resolve(stored.map((m) => ({ ...m })));
-      }
+  for (const [how, answer] of lateAckAnswers) {
+    it(`a resumed stream that ${how} is completed from the stored transcript`, async () => {
+      const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
+      let reads = 0;
+      let stored: UIMessage[] = [];
+      const { socket, chat } = setupWith({
+        generateId: () => "u1",
+        getInitialMessages: () => {
+          reads++;
+          return Promise.resolve(stored.map((m) => ({ ...m })));
+        }
+      });
+      await openIdle(socket);
+      await chat.ready;
+      const sent = chat.sendMessage({ text: "turn" });
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+      socket.chunk(id, { type: "start", messageId: "a1" });
+      socket.chunk(id, { type: "text-start", id: "t" });
+      socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+      await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
+      // The socket drops; the turn streams on, unseen, while it is down.
+      socket.drop();
+      stored = [question];
+      socket.open();
+      await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+      const readsAtReconnect = await vi.waitFor(() => {
+        expect(reads).toBeGreaterThanOrEqual(2);
+        return reads;
+      });
+      socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
+      // The turn ends and its reply is stored before the server takes the ACK.
+      stored = [question, { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] }];
+      for (const frame of answer(id)) socket.push(frame);
+      await sent;
+      await vi.waitFor(() => expect(reads).toBe(readsAtReconnect + 1));
+      await vi.waitFor(() => expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]));
+      expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+      await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+      expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]);
     });
+  }
+});
+
+describe("a read-back after a socket drop near the end of a turn (chaos: socket drops)", () => {
+  it("the read-back when the resumed turn ends starts a new transcript read instead of joining one begun before the reply was stored", async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
+    const answered: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] };
+    // Every transcript read waits until the test answers it.
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const fetches = vi.spyOn(globalThis, "fetch").mockImplementation(
+      () => new Promise<Response>((resolve) => reads.push((messages) => resolve(Response.json(messages))))
+    );
+    cleanup.push(() => fetches.mockRestore());
+    const { socket, chat } = setupWith({ generateId: () => "u1" });
     await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!([]);
     await chat.ready;
     const sent = chat.sendMessage({ text: "turn" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
@@ -154,28 +225,22 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
     socket.chunk(id, { type: "text-start", id: "t" });
     socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
     await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
-    // The socket drops; the turn streams on, unseen, while it is down.
     socket.drop();
-    stored = [question];
     socket.open();
+    // The reconnect's read goes out before the server has stored the reply, and is slow.
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
     await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
-    const readsAtReconnect = await vi.waitFor(() => {
-      expect(reads).toBeGreaterThanOrEqual(2);
-      return reads;
-    });
     socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
-    // The turn ends before the server takes the ACK: it stores the reply,
-    // and then has nothing left to replay but the end.
-    stored = [question, { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] }];
     socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: true });
     socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: true, replay: true });
     await sent;
-    await vi.waitFor(() => expect(reads).toBe(readsAtReconnect + 1));
+    await vi.waitFor(() => expect(reads).toHaveLength(3));
+    reads[1]!([question]);
+    reads[2]!([question, answered]);
     await vi.waitFor(() => expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]));
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
-    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
-    expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]);
+    expect(chat.status.value).toBe("ready");
   });
 });
 
