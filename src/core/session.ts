@@ -242,6 +242,19 @@ export class ChatSession<M extends UIMessage> {
    * request still holds them, and must not put them back (chaos: many clients).
    */
   private readonly retractedIds = new Set<string>();
+  /**
+   * What this client's clear removed, until a transcript read started after
+   * the clear answers: the server does not echo a clear to its sender, and a
+   * broadcast it sent before it took the clear still holds them (chaos: many
+   * clients).
+   */
+  private clearHold: Set<string> | null = null;
+  /**
+   * Replies whose turn ended. One still without parts once the chat settles is
+   * removed: `AIChatAgent` stores no reply without parts (a turn that failed
+   * or was cut off right after its `start`), so it would show only here.
+   */
+  private endedReplyIds = new Set<string>();
   /** The message an edit in flight rewrote in place; stale broadcasts carry its old copy. */
   private rewrittenMessage: M | null = null;
   /** The transcript's ids when a regenerate or an edit was called; the request's list tells what it removed. */
@@ -658,16 +671,17 @@ export class ChatSession<M extends UIMessage> {
   private withoutRetracted(messages: M[]): M[] {
     this.settleRewrite();
     const rewritten = this.rewrittenMessage;
-    if (this.retractedIds.size === 0 && !rewritten) return messages;
+    const cleared = this.clearHold;
+    if (this.retractedIds.size === 0 && !rewritten && !cleared) return messages;
     return messages
-      .filter((message) => !this.retractedIds.has(message.id))
+      .filter((message) => !this.retractedIds.has(message.id) && !cleared?.has(message.id))
       .map((message) => (message.id === rewritten?.id ? rewritten : message));
   }
 
-  /** Whether a rewrite of this client's in flight removed the message with this id. */
+  /** Whether a rewrite or a clear of this client's in flight removed the message with this id. */
   private isRetracted(id: string): boolean {
     this.settleRewrite();
-    return this.retractedIds.has(id);
+    return this.retractedIds.has(id) || this.clearHold?.has(id) === true;
   }
 
   /**
@@ -884,6 +898,10 @@ export class ChatSession<M extends UIMessage> {
     }
     if (frame.replay && frame.body.trim()) this.ackedUnreplayed.delete(id);
     const endedUnreplayed = (frame.done || frame.error) && this.ackedUnreplayed.delete(id);
+    if (frame.done || frame.error) {
+      const reply = this.localResponseIds.get(id) ?? (this.observer?.streamId === id ? this.observer.message.id : undefined);
+      if (reply !== undefined) this.endedReplyIds.add(reply);
+    }
     if (this.localRequestIds.has(id)) this.onLocalResponse(frame);
     else this.onObservedResponse(frame);
     if (frame.done || frame.error) this.scheduleReconcile();
@@ -1180,7 +1198,11 @@ export class ChatSession<M extends UIMessage> {
     if (!read || (!always && !this.settings.resyncOnReconnect)) return;
     const generation = ++this.resyncGeneration;
     const epoch = this.transcriptEpoch;
+    const hold = this.clearHold;
     void this.readTranscript(read).then((stored) => {
+      // A read that left after this client's clear sees the cleared transcript:
+      // whatever it holds now is the server's word, old ids included.
+      if (hold && this.clearHold === hold) this.clearHold = null;
       if (this.disposed || !stored || generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) {
         return;
       }
@@ -1379,19 +1401,26 @@ export class ChatSession<M extends UIMessage> {
     }
   }
 
-  /** Clears the transcript here and on the server. */
   /**
    * Clears the transcript here and on the server. `AIChatAgent` aborts a
    * running turn on a clear and can store that turn's partial reply after it
    * emptied the transcript, so a clear that interrupts a turn re-reads the
    * stored transcript when the turn ends (receivers of the clear read at once).
+   * The server does not echo the clear to this client, so it reads once at
+   * once too, and until that read answers drops the cleared messages from
+   * broadcasts the server sent before it took the clear.
    */
   clearHistory(): void {
     const status = this.state.status;
     this.clearedDuringTurn =
       status === "submitted" || status === "streaming" || this.observer !== null || this.transport.activeServerTurnId !== null;
+    const cleared = new Set(this.state.messages.map((message) => message.id));
     this.resetLocalState();
     this.send({ type: Wire.chatClear });
+    // Hold back what the clear removed until a read confirms it (a read needs
+    // a reader, and an open socket so that the clear reaches the server first).
+    this.clearHold = cleared.size > 0 && this.socketOpen && this.config.readStored ? cleared : null;
+    if (this.clearHold) this.resyncAfterReconnect(true);
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
@@ -1978,6 +2007,7 @@ export class ChatSession<M extends UIMessage> {
     if (status === "error" && this.continuationPending) this.resetToolContinuation();
     else this.scheduleContinuationLaunch();
     this.tryReconnectProbe();
+    if (settled && this.observer === null) this.dropEmptyReplies();
     if (settled) {
       this.runPendingToolCalls();
       this.resolveToolsAutomatically();
@@ -1986,6 +2016,17 @@ export class ChatSession<M extends UIMessage> {
     this.collapseReplays();
     this.pruneToolBookkeeping();
     this.releaseResponsePlacement();
+  }
+
+  private dropEmptyReplies(): void {
+    if (this.endedReplyIds.size === 0) return;
+    const ended = this.endedReplyIds;
+    this.endedReplyIds = new Set();
+    const messages = this.state.messages;
+    const kept = messages.filter(
+      (message) => !(ended.has(message.id) && message.role === "assistant" && message.parts.length === 0)
+    );
+    if (kept.length !== messages.length) this.replaceAll(kept);
   }
 
   private collapseReplays(): void {

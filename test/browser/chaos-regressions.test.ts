@@ -339,13 +339,80 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
   });
 });
 
+describe("a broadcast that overtakes this client's clear (chaos: many clients)", () => {
+  it("a transcript the server sent before it took this client's clear does not bring back the cleared messages", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    chat.clearHistory();
+    expect(socket.sentOf("cf_agent_chat_clear")).toHaveLength(1);
+    // The sender reads the stored transcript at once; the server never echoes its clear.
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    // Frames the server sent before it took the clear (a finished turn's broadcast and update).
+    socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+    socket.push({ type: "cf_agent_message_updated", message: turn()[1] });
+    expect(chat.messages.value).toEqual([]);
+    reads[1]!([]);
+    // Let the read's answer land (a task later) before the next frame.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value).toEqual([]);
+    // Once the read confirmed the clear, the server's word counts again, old ids included
+    // (another tab that missed the clear can send them back).
+    socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+  });
+});
+
+describe("a turn that ends before its reply has a part (chaos: many clients)", () => {
+  it("another tab's turn that ended right after its start leaves no empty reply, as the server stores none", async () => {
+    const { socket, chat } = setup(turn());
+    await openIdle(socket);
+    socket.chunk("other", { type: "start", messageId: "a-empty" });
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(true));
+    socket.push({ type: "cf_agent_use_chat_response", id: "other", body: "The model failed", done: true, error: true });
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+  });
+
+  it("this client's turn that ended right after its start leaves no empty reply, and its question stays", async () => {
+    const { socket, chat } = setupWith({ generateId: () => "u2", initialMessages: turn() });
+    await openIdle(socket);
+    const sent = chat.sendMessage({ text: "again" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    socket.chunk(id, { type: "start", messageId: "a-empty" });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a-empty"));
+    socket.done(id);
+    await sent;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2"]));
+  });
+
+  it("a reply that ended with parts stays", async () => {
+    const { socket, chat } = setup(turn());
+    await openIdle(socket);
+    socket.chunk("other", { type: "start", messageId: "a2" });
+    socket.chunk("other", { type: "start-step" });
+    socket.done("other");
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
+  });
+});
+
 describe("a clear that interrupts this client's turn, on a server that names no outcome (chaos: many clients, compat)", () => {
   for (const outcome of ["aborted", undefined] as const) {
     it(`the turn's end (outcome ${String(outcome)}) re-reads the stored transcript, which keeps the partial reply`, async () => {
       const partial: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 " }] };
       let reads = 0;
       const { socket, chat } = setupWith({
-        getInitialMessages: () => Promise.resolve(reads++ === 0 ? [] : [partial])
+        // The first load and the read the clear makes at once come before the server stored the partial reply.
+        getInitialMessages: () => Promise.resolve(reads++ < 2 ? [] : [partial])
       });
       await openIdle(socket);
       await chat.ready;
@@ -358,9 +425,10 @@ describe("a clear that interrupts this client's turn, on a server that names no 
       await vi.waitFor(() => expect(chat.messages.value).toHaveLength(2));
       chat.clearHistory();
       expect(chat.messages.value).toEqual([]);
+      expect(reads).toBe(2);
       // The server aborts the turn and stores its partial reply after the clear emptied the transcript.
       socket.done(id, outcome ? { outcome } : {});
-      await vi.waitFor(() => expect(reads).toBe(2));
+      await vi.waitFor(() => expect(reads).toBe(3));
       await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["a1"]));
     });
   }
