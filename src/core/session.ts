@@ -262,6 +262,13 @@ export class ChatSession<M extends UIMessage> {
   private editedId: string | undefined;
   private rewriteGeneration = 0;
   /**
+   * A frame carried a message the rewrite in flight removed. It may have been
+   * stale, or the server may have kept the message (it stored a reply still
+   * streaming when it took the rewrite): the stored transcript decides, once
+   * the rewrite settles.
+   */
+  private rewriteHeldBack = false;
+  /**
    * Requests this client stopped. When the server finished one anyway (the
    * cancel came too late), its reply is stored, but this client dropped the
    * stream and, as the sender, gets no broadcast of it: read it back.
@@ -674,14 +681,18 @@ export class ChatSession<M extends UIMessage> {
     const cleared = this.clearHold;
     if (this.retractedIds.size === 0 && !rewritten && !cleared) return messages;
     return messages
-      .filter((message) => !this.retractedIds.has(message.id) && !cleared?.has(message.id))
+      .filter((message) => !this.isRetracted(message.id))
       .map((message) => (message.id === rewritten?.id ? rewritten : message));
   }
 
   /** Whether a rewrite or a clear of this client's in flight removed the message with this id. */
   private isRetracted(id: string): boolean {
     this.settleRewrite();
-    return this.retractedIds.has(id) || this.clearHold?.has(id) === true;
+    if (this.retractedIds.has(id)) {
+      this.rewriteHeldBack = true;
+      return true;
+    }
+    return this.clearHold?.has(id) === true;
   }
 
   /**
@@ -713,6 +724,10 @@ export class ChatSession<M extends UIMessage> {
       this.editedId = undefined;
       this.rewrittenMessage = null;
       this.retractedIds.clear();
+      if (this.rewriteHeldBack) {
+        this.rewriteHeldBack = false;
+        this.resyncAfterReconnect(true);
+      }
     };
     void request.then(release, release);
     return request;
@@ -1456,6 +1471,7 @@ export class ChatSession<M extends UIMessage> {
     this.ackedUnreplayed.clear();
     this.stoppedRequestIds.clear();
     this.retractedIds.clear();
+    this.rewriteHeldBack = false;
     this.rewrittenMessage = null;
     this.idsBeforeRewrite = null;
     this.editedId = undefined;

@@ -314,6 +314,48 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["first answer"]);
   });
 
+  it("a reply another tab was streaming when this client regenerated, which the server kept, is read back once the regenerate settles", async () => {
+    const transcript = turn();
+    // The server stored the other tab's reply after it took the regenerate, so it keeps it.
+    const stored: UIMessage[] = [
+      ...transcript,
+      { id: "a2", role: "assistant", parts: [{ type: "text", text: "other tab" }] },
+      { id: "a3", role: "assistant", parts: [{ type: "text", text: "new answer" }] }
+    ];
+    let reads = 0;
+    const { socket, chat } = setupWith({
+      initialMessages: transcript,
+      getInitialMessages: () => {
+        reads++;
+        return Promise.resolve(stored.map((m) => ({ ...m })));
+      }
+    });
+    await openIdle(socket);
+    socket.chunk("other", { type: "start", messageId: "a2" });
+    socket.chunk("other", { type: "text-start", id: "o" });
+    socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
+    const regenerated = chat.regenerate();
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    socket.chunk("other", { type: "text-end", id: "o" });
+    socket.chunk("other", { type: "finish" });
+    socket.push({ type: "cf_agent_chat_messages", messages: stored.slice(0, 3) });
+    socket.done("other");
+    // While the regenerate is in flight the removed reply stays out (the broadcast may be stale).
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    socket.chunk(id, { type: "start", messageId: "a3" });
+    socket.chunk(id, { type: "text-start", id: "t" });
+    socket.chunk(id, { type: "text-delta", id: "t", delta: "new answer" });
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await regenerated;
+    await vi.waitFor(() => expect(reads).toBe(1));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2", "a3"]));
+  });
+
   it("an edit's dropped follow-ups stay dropped when an older transcript arrives before its reply", async () => {
     const longer = [
       ...turn(),
