@@ -243,12 +243,13 @@ export class ChatSession<M extends UIMessage> {
    */
   private readonly retractedIds = new Set<string>();
   /**
-   * What this client's clear removed, until a transcript read started after
-   * the clear answers: the server does not echo a clear to its sender, and a
-   * broadcast it sent before it took the clear still holds them (chaos: many
-   * clients).
+   * What this client's clear removed (`cleared`), until a transcript read
+   * started after the clear answers: the server does not echo a clear to its
+   * sender, and a broadcast it sent before it took the clear still holds them
+   * (chaos: many clients). Messages first seen from the server meanwhile
+   * (`arrived`) may be as stale; the read keeps those it still has.
    */
-  private clearHold: Set<string> | null = null;
+  private clearHold: { cleared: Set<string>; arrived: Set<string> } | null = null;
   /**
    * Replies whose turn ended. One still without parts once the chat settles is
    * removed: `AIChatAgent` stores no reply without parts (a turn that failed
@@ -678,8 +679,7 @@ export class ChatSession<M extends UIMessage> {
   private withoutRetracted(messages: M[]): M[] {
     this.settleRewrite();
     const rewritten = this.rewrittenMessage;
-    const cleared = this.clearHold;
-    if (this.retractedIds.size === 0 && !rewritten && !cleared) return messages;
+    if (this.retractedIds.size === 0 && !rewritten && !this.clearHold) return messages;
     return messages
       .filter((message) => !this.isRetracted(message.id))
       .map((message) => (message.id === rewritten?.id ? rewritten : message));
@@ -692,7 +692,11 @@ export class ChatSession<M extends UIMessage> {
       this.rewriteHeldBack = true;
       return true;
     }
-    return this.clearHold?.has(id) === true;
+    const hold = this.clearHold;
+    if (!hold) return false;
+    if (hold.cleared.has(id)) return true;
+    hold.arrived.add(id);
+    return false;
   }
 
   /**
@@ -1217,7 +1221,10 @@ export class ChatSession<M extends UIMessage> {
     void this.readTranscript(read).then((stored) => {
       // A read that left after this client's clear sees the cleared transcript:
       // whatever it holds now is the server's word, old ids included.
-      if (hold && this.clearHold === hold) this.clearHold = null;
+      if (hold && this.clearHold === hold) {
+        this.clearHold = null;
+        if (stored && !this.disposed && epoch === this.transcriptEpoch) this.dropUnconfirmed(hold.arrived, stored);
+      }
       if (this.disposed || !stored || generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) {
         return;
       }
@@ -1240,6 +1247,15 @@ export class ChatSession<M extends UIMessage> {
       const index = protection ? merged.findIndex((message) => message.id === protection.assistantId) : -1;
       if (protection && index >= 0) protection.anchorId = merged[index - 1]?.id ?? null;
     });
+  }
+
+  /** Removes the messages that came from the server during a clear's hold and that the stored transcript lacks. */
+  private dropUnconfirmed(arrived: Set<string>, stored: M[]): void {
+    if (arrived.size === 0) return;
+    const storedIds = new Set(stored.map((message) => message.id));
+    const messages = this.state.messages;
+    const kept = messages.filter((message) => storedIds.has(message.id) || !arrived.has(message.id));
+    if (kept.length !== messages.length) this.replaceAll(kept);
   }
 
   /** Runs a transcript reader; failures were already reported, so they read as nothing. */
@@ -1434,7 +1450,8 @@ export class ChatSession<M extends UIMessage> {
     this.send({ type: Wire.chatClear });
     // Hold back what the clear removed until a read confirms it (a read needs
     // a reader, and an open socket so that the clear reaches the server first).
-    this.clearHold = cleared.size > 0 && this.socketOpen && this.config.readStored ? cleared : null;
+    this.clearHold =
+      cleared.size > 0 && this.socketOpen && this.config.readStored ? { cleared, arrived: new Set() } : null;
     if (this.clearHold) this.resyncAfterReconnect(true);
   }
 

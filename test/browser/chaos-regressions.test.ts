@@ -411,6 +411,32 @@ describe("a broadcast that overtakes this client's clear (chaos: many clients)",
   });
 });
 
+describe("a send from another tab that the server took just before this client's clear (chaos: many clients)", () => {
+  it("messages first seen during the clear's hold that the stored transcript lacks are dropped when the read answers", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    chat.clearHistory();
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    // Sent before the server took the clear: another tab's question and the start of its reply.
+    const question: UIMessage = { id: "u2", role: "user", parts: [{ type: "text", text: "from another tab" }] };
+    socket.push({ type: "cf_agent_chat_messages", messages: [...turn(), question] });
+    socket.chunk("other", { type: "start", messageId: "a2" });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u2", "a2"]));
+    // The clear aborted that turn before its reply had a part, and emptied the transcript.
+    reads[1]!([]);
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).not.toContain("u2"));
+    socket.done("other", { outcome: "aborted" });
+    await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
+    expect(chat.messages.value).toEqual([]);
+  });
+});
+
 describe("a turn that ends before its reply has a part (chaos: many clients)", () => {
   it("another tab's turn that ended right after its start leaves no empty reply, as the server stores none", async () => {
     const { socket, chat } = setup(turn());
