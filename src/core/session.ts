@@ -695,7 +695,9 @@ export class ChatSession<M extends UIMessage> {
     const hold = this.clearHold;
     if (!hold) return false;
     if (hold.cleared.has(id)) return true;
-    hold.arrived.add(id);
+    // Only what is new here: a message this client sent after the clear is on
+    // screen before any frame carries it, and is never taken back.
+    if (!this.state.messages.some((message) => message.id === id)) hold.arrived.add(id);
     return false;
   }
 

@@ -437,6 +437,29 @@ describe("a send from another tab that the server took just before this client's
   });
 });
 
+describe("a send right after this client's clear", () => {
+  it("a message this client sent after its clear stays when a broadcast carries it before the read that lacks it answers", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      generateId: () => "u3",
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    chat.clearHistory();
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    void chat.sendMessage({ text: "after the clear" }).catch(() => {});
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const mine = chat.messages.value.find((m) => m.id === "u3")!;
+    socket.push({ type: "cf_agent_chat_messages", messages: [mine] });
+    reads[1]!([]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u3"]);
+  });
+});
+
 describe("a turn that ends before its reply has a part (chaos: many clients)", () => {
   it("another tab's turn that ended right after its start leaves no empty reply, as the server stores none", async () => {
     const { socket, chat } = setup(turn());
