@@ -34,6 +34,19 @@ async function openIdle(socket: FakeSocket) {
 }
 const textParts = (message: UIMessage | undefined) => (message?.parts ?? []).filter((part) => part.type === "text");
 
+/** Waits for this client's one chat request and returns its id. */
+async function requestId(socket: FakeSocket): Promise<string> {
+  await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+  return socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+}
+
+/** Starts reply `messageId` of request `id` with one text part holding `text`. */
+function startText(socket: FakeSocket, id: string, messageId: string, text: string) {
+  socket.chunk(id, { type: "start", messageId });
+  socket.chunk(id, { type: "text-start", id: "t" });
+  socket.chunk(id, { type: "text-delta", id: "t", delta: text });
+}
+
 /** A turn the server restart cut off: its text part is still streaming in storage. */
 const interrupted = (): UIMessage[] => [
   { id: "u1", role: "user", parts: [{ type: "text", text: "during" }] },
@@ -111,15 +124,12 @@ describe("a clear while this client's reply streams (chaos: many clients)", () =
     await openIdle(socket);
     await chat.ready;
     const sent = chat.sendMessage({ text: "mine" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     // Another client clears before the reply starts; this client re-reads the stored transcript,
     // and the read lands while the reply streams into the emptied transcript.
     socket.push({ type: "cf_agent_chat_clear" });
     await vi.waitFor(() => expect(reads).toBe(2));
-    socket.chunk(id, { type: "start", messageId: "a-mine" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "my " });
+    startText(socket, id, "a-mine", "my ");
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a-mine"));
     answerRead!();
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("u-other"));
@@ -173,11 +183,8 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
       await openIdle(socket);
       await chat.ready;
       const sent = chat.sendMessage({ text: "turn" });
-      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
-      socket.chunk(id, { type: "start", messageId: "a1" });
-      socket.chunk(id, { type: "text-start", id: "t" });
-      socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+      const id = await requestId(socket);
+      startText(socket, id, "a1", "w0 w1 ");
       await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
       // The socket drops; the turn streams on, unseen, while it is down.
       socket.drop();
@@ -219,11 +226,8 @@ describe("a read-back after a socket drop near the end of a turn (chaos: socket 
     reads[0]!([]);
     await chat.ready;
     const sent = chat.sendMessage({ text: "turn" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
-    socket.chunk(id, { type: "start", messageId: "a1" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+    const id = await requestId(socket);
+    startText(socket, id, "a1", "w0 w1 ");
     await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
     socket.drop();
     socket.open();
@@ -255,16 +259,13 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     const { socket, chat } = setup(turn());
     await openIdle(socket);
     const regenerated = chat.regenerate();
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1"]);
     // Another tab's tool continuation finished a1 before the server took the regenerate.
     const extended = turn();
     extended[1]!.parts.push({ type: "text", text: "after tools" });
     socket.push({ type: "cf_agent_chat_messages", messages: extended });
-    socket.chunk(id, { type: "start", messageId: "a2" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "second answer" });
+    startText(socket, id, "a2", "second answer");
     socket.chunk(id, { type: "text-end", id: "t" });
     socket.chunk(id, { type: "finish" });
     socket.done(id);
@@ -290,8 +291,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     socket.chunk("k1", { type: "text-delta", id: "c", delta: " after tools" }, { continuation: true });
     await vi.waitFor(() => expect(textParts(chat.messages.value[3]).map((p) => p.text)).toContain(" after tools"));
     const regenerated = chat.regenerate();
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     socket.chunk("k1", { type: "text-delta", id: "c", delta: " more" }, { continuation: true });
     socket.chunk("k1", { type: "text-end", id: "c" }, { continuation: true });
     socket.chunk("k1", { type: "finish" }, { continuation: true });
@@ -302,9 +302,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
     expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["first answer"]);
     // Then the server takes the regenerate.
-    socket.chunk(id, { type: "start", messageId: "a3" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "new answer" });
+    startText(socket, id, "a3", "new answer");
     socket.chunk(id, { type: "text-end", id: "t" });
     socket.chunk(id, { type: "finish" });
     socket.done(id);
@@ -336,8 +334,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
     const regenerated = chat.regenerate();
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
     socket.chunk("other", { type: "text-end", id: "o" });
     socket.chunk("other", { type: "finish" });
@@ -345,9 +342,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     socket.done("other");
     // While the regenerate is in flight the removed reply stays out (the broadcast may be stale).
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
-    socket.chunk(id, { type: "start", messageId: "a3" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "new answer" });
+    startText(socket, id, "a3", "new answer");
     socket.chunk(id, { type: "text-end", id: "t" });
     socket.chunk(id, { type: "finish" });
     socket.done(id);
@@ -365,12 +360,9 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     const { socket, chat } = setup(longer);
     await openIdle(socket);
     const edited = chat.sendMessage({ text: "question, edited", messageId: "u1" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     socket.push({ type: "cf_agent_chat_messages", messages: longer });
-    socket.chunk(id, { type: "start", messageId: "a3" });
-    socket.chunk(id, { type: "text-start", id: "t" });
-    socket.chunk(id, { type: "text-delta", id: "t", delta: "edited answer" });
+    startText(socket, id, "a3", "edited answer");
     socket.chunk(id, { type: "text-end", id: "t" });
     socket.chunk(id, { type: "finish" });
     socket.done(id);
@@ -475,8 +467,7 @@ describe("a turn that ends before its reply has a part (chaos: many clients)", (
     const { socket, chat } = setupWith({ generateId: () => "u2", initialMessages: turn() });
     await openIdle(socket);
     const sent = chat.sendMessage({ text: "again" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+    const id = await requestId(socket);
     socket.chunk(id, { type: "start", messageId: "a-empty" });
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a-empty"));
     socket.done(id);
@@ -508,11 +499,8 @@ describe("a clear that interrupts this client's turn, on a server that names no 
       await openIdle(socket);
       await chat.ready;
       void chat.sendMessage({ text: "question" }).catch(() => {});
-      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
-      socket.chunk(id, { type: "start", messageId: "a1" });
-      socket.chunk(id, { type: "text-start", id: "t" });
-      socket.chunk(id, { type: "text-delta", id: "t", delta: "w0 w1 " });
+      const id = await requestId(socket);
+      startText(socket, id, "a1", "w0 w1 ");
       await vi.waitFor(() => expect(chat.messages.value).toHaveLength(2));
       chat.clearHistory();
       expect(chat.messages.value).toEqual([]);
@@ -543,16 +531,13 @@ describe("a stop the server took too late (chaos: many clients)", () => {
       await chat.ready;
       const readsBefore = reads;
       const sent = chat.sendMessage({ text: "question" }).catch(() => {});
-      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+      const id = await requestId(socket);
       await chat.stop();
       await sent;
       expect(socket.sentOf("cf_agent_chat_request_cancel")).toHaveLength(1);
       // The server had already run the turn to its end.
       stored = [question, answered];
-      socket.chunk(id, { type: "start", messageId: "a1" });
-      socket.chunk(id, { type: "text-start", id: "t" });
-      socket.chunk(id, { type: "text-delta", id: "t", delta: "answer" });
+      startText(socket, id, "a1", "answer");
       socket.chunk(id, { type: "text-end", id: "t" });
       socket.chunk(id, { type: "finish" });
       socket.done(id, { outcome });
