@@ -164,6 +164,8 @@ interface ContinuationPin<M extends UIMessage> {
 }
 
 const MAX_REMEMBERED_TURNS = 500;
+/** How many times a transcript read is made again because a transcript frame overtook it. */
+const MAX_OVERTAKEN_READS = 5;
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const idleProbeIds = createIdGenerator({ size: 21 });
 const warnedDeprecations = new Set<string>();
@@ -347,6 +349,11 @@ export class ChatSession<M extends UIMessage> {
   private readonly loaded: Promise<void>;
   private resolveLoaded!: () => void;
   private resyncGeneration = 0;
+  /**
+   * Transcript frames handled so far. A read that one overtook may answer
+   * with an older transcript than the frame's, so it is made again.
+   */
+  private transcriptFrames = 0;
   /** This client cleared while a turn ran: the turn's `aborted` end triggers a read (see `handleClear`). */
   private clearedDuringTurn = false;
 
@@ -629,9 +636,11 @@ export class ChatSession<M extends UIMessage> {
         this.scheduleReconcile();
         return;
       case "messages":
+        this.transcriptFrames++;
         this.applySnapshot(frame.messages, frame.connect);
         return;
       case "message-updated":
+        this.transcriptFrames++;
         this.applyMessageUpdate(frame.message);
         return;
       case "resume-none":
@@ -1214,13 +1223,27 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /** Re-reads the stored transcript after a reconnect (if `resyncOnReconnect`), or `always` (after a clear). */
-  private resyncAfterReconnect(always = false): void {
+  private resyncAfterReconnect(always = false, attempt = 1): void {
     const read = this.config.readStored;
     if (!read || (!always && !this.settings.resyncOnReconnect)) return;
     const generation = ++this.resyncGeneration;
     const epoch = this.transcriptEpoch;
     const hold = this.clearHold;
+    const frames = this.transcriptFrames;
     void this.readTranscript(read).then((stored) => {
+      // A transcript frame came while the read was out: the server may have
+      // answered before it sent that frame, and the answer would put back what
+      // the frame removed (chaos: many clients). A read made now is as new.
+      if (stored && frames !== this.transcriptFrames && !this.disposed) {
+        if (generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) return;
+        if (attempt < MAX_OVERTAKEN_READS) {
+          this.resyncAfterReconnect(always, attempt + 1);
+          return;
+        }
+        // Frames keep coming: they carry the transcript, the reads add nothing.
+        if (hold && this.clearHold === hold) this.clearHold = null;
+        return;
+      }
       // A read that left after this client's clear sees the cleared transcript:
       // whatever it holds now is the server's word, old ids included.
       if (hold && this.clearHold === hold) {

@@ -392,7 +392,11 @@ describe("a broadcast that overtakes this client's clear (chaos: many clients)",
     socket.push({ type: "cf_agent_chat_messages", messages: turn() });
     socket.push({ type: "cf_agent_message_updated", message: turn()[1] });
     expect(chat.messages.value).toEqual([]);
+    // Those frames overtook the read, so its answer may be older than they are: it is made again.
     reads[1]!([]);
+    await vi.waitFor(() => expect(reads).toHaveLength(3));
+    expect(chat.messages.value).toEqual([]);
+    reads[2]!([]);
     // Let the read's answer land (a task later) before the next frame.
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(chat.messages.value).toEqual([]);
@@ -421,7 +425,10 @@ describe("a send from another tab that the server took just before this client's
     socket.chunk("other", { type: "start", messageId: "a2" });
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u2", "a2"]));
     // The clear aborted that turn before its reply had a part, and emptied the transcript.
+    // (The transcript frame overtook the first read, so the answer that counts is the second's.)
     reads[1]!([]);
+    await vi.waitFor(() => expect(reads).toHaveLength(3));
+    reads[2]!([]);
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).not.toContain("u2"));
     socket.done("other", { outcome: "aborted" });
     await vi.waitFor(() => expect(chat.isServerStreaming.value).toBe(false));
@@ -547,4 +554,69 @@ describe("a stop the server took too late (chaos: many clients)", () => {
       expect(chat.status.value).toBe("ready");
     });
   }
+});
+
+describe("a transcript read that a transcript frame overtakes (chaos: many clients)", () => {
+  it("a read after another tab's clear that answers with a reply a later frame removed is made again, and the reply stays out", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    // Another tab clears; the server then stores a cut-off reply, and this client reads.
+    socket.push({ type: "cf_agent_chat_clear" });
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    const cutOff: UIMessage = { id: "a9", role: "assistant", parts: [{ type: "text", text: "cut off" }] };
+    // A third tab's regenerate removes that reply; its transcript comes before the read's answer,
+    // which the server made before it took the regenerate.
+    socket.push({ type: "cf_agent_chat_messages", messages: [] });
+    reads[1]!([cutOff]);
+    // The answer is older than the frame: the client reads again instead of putting the reply back.
+    await vi.waitFor(() => expect(reads).toHaveLength(3));
+    expect(chat.messages.value).toEqual([]);
+    reads[2]!([]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value).toEqual([]);
+  });
+
+  it("the read-back after this client's regenerate does not bring back its reply that another tab's later send removed", async () => {
+    const transcript = turn();
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      initialMessages: transcript,
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    // Another tab's reply streams; this client regenerates, which holds that reply back.
+    socket.chunk("other", { type: "start", messageId: "a2" });
+    socket.chunk("other", { type: "text-start", id: "o" });
+    socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
+    const regenerated = chat.regenerate();
+    const id = await requestId(socket);
+    socket.chunk("other", { type: "text-end", id: "o" });
+    socket.chunk("other", { type: "finish" });
+    const withOther = [...transcript, { id: "a2", role: "assistant", parts: [{ type: "text", text: "other tab" }] }] as UIMessage[];
+    socket.push({ type: "cf_agent_chat_messages", messages: withOther });
+    socket.done("other");
+    startText(socket, id, "a3", "new answer");
+    socket.chunk(id, { type: "text-end", id: "t" });
+    socket.chunk(id, { type: "finish" });
+    socket.done(id);
+    await regenerated;
+    // The regenerate settled, so this client reads what the server kept.
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    // Meanwhile a tab that never saw "a3" sends; the server stores its list, without "a3".
+    socket.push({ type: "cf_agent_chat_messages", messages: withOther });
+    const stale = [...withOther, { id: "a3", role: "assistant", parts: [{ type: "text", text: "new answer" }] }] as UIMessage[];
+    reads[0]!(stale);
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    reads[1]!(withOther.map((m) => ({ ...m })));
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]);
+  });
 });
