@@ -1222,7 +1222,11 @@ export class ChatSession<M extends UIMessage> {
     });
   }
 
-  /** Re-reads the stored transcript after a reconnect (if `resyncOnReconnect`), or `always` (after a clear). */
+  /**
+   * Re-reads the stored transcript after a reconnect (if `resyncOnReconnect`),
+   * or `always` (after a clear). An answer that a transcript frame overtook is
+   * dropped and the read made again (`attempt` counts them).
+   */
   private resyncAfterReconnect(always = false, attempt = 1): void {
     const read = this.config.readStored;
     if (!read || (!always && !this.settings.resyncOnReconnect)) return;
@@ -1235,13 +1239,16 @@ export class ChatSession<M extends UIMessage> {
       // answered before it sent that frame, and the answer would put back what
       // the frame removed (chaos: many clients). A read made now is as new.
       if (stored && frames !== this.transcriptFrames && !this.disposed) {
-        if (generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) return;
-        if (attempt < MAX_OVERTAKEN_READS) {
+        const current = generation === this.resyncGeneration && epoch === this.transcriptEpoch;
+        if (current && attempt < MAX_OVERTAKEN_READS) {
           this.resyncAfterReconnect(always, attempt + 1);
           return;
         }
-        // Frames keep coming: they carry the transcript, the reads add nothing.
-        if (hold && this.clearHold === hold) this.clearHold = null;
+        // Frames keep coming (they carry the transcript; more reads add nothing),
+        // or the transcript was replaced since. A newer read in this epoch took
+        // the clear's hold over and ends it; otherwise it ends here.
+        const takenOver = !current && epoch === this.transcriptEpoch;
+        if (hold && this.clearHold === hold && !takenOver) this.clearHold = null;
         return;
       }
       // A read that left after this client's clear sees the cleared transcript:

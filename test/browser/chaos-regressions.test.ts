@@ -620,3 +620,48 @@ describe("a transcript read that a transcript frame overtakes (chaos: many clien
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]);
   });
 });
+
+describe("transcript reads that frames keep overtaking", () => {
+  it("are made again at most five times; then the clear's hold ends and broadcasts count again", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    chat.clearHistory();
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await vi.waitFor(() => expect(reads).toHaveLength(1 + attempt));
+      socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+      expect(chat.messages.value).toEqual([]);
+      reads[attempt]!([]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(reads).toHaveLength(6);
+    socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+  });
+
+  it("the clear's hold ends when setMessages replaces the transcript while the overtaken read is out", async () => {
+    const reads: Array<(messages: UIMessage[]) => void> = [];
+    const { socket, chat } = setupWith({
+      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    reads[0]!(turn());
+    await chat.ready;
+    chat.clearHistory();
+    await vi.waitFor(() => expect(reads).toHaveLength(2));
+    socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+    chat.setMessages([]);
+    reads[1]!([]);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // No read of the replaced transcript is made again, and the cleared ids are no longer held back.
+    expect(reads).toHaveLength(2);
+    socket.push({ type: "cf_agent_chat_messages", messages: turn() });
+    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+  });
+});
