@@ -163,6 +163,27 @@ interface ContinuationPin<M extends UIMessage> {
   resumesText?: boolean;
 }
 
+/**
+ * What a regenerate or an edit of this client's changed locally, while the
+ * request is in flight: a broadcast the server sent before it took the request
+ * still holds the old transcript, and must not put it back (chaos: many clients).
+ */
+interface RewriteInFlight<M extends UIMessage> {
+  /** The transcript's ids when it was called, until `settleRewrite` reads what the AI SDK cut. */
+  idsBefore: Set<string> | null;
+  /** The message an edit rewrites in place, and its new copy once read (stale broadcasts carry the old). */
+  editedId: string | undefined;
+  edited: M | null;
+  /** The messages it removed. */
+  retracted: Set<string>;
+  /**
+   * A frame carried a removed message. It may have been stale, or the server
+   * may have kept the message (it stored a reply still streaming when it took
+   * the request): the stored transcript decides, once the request settles.
+   */
+  heldBack: boolean;
+}
+
 const MAX_REMEMBERED_TURNS = 500;
 /** How many times a transcript read is made again because a transcript frame overtook it. */
 const MAX_OVERTAKEN_READS = 5;
@@ -238,12 +259,8 @@ export class ChatSession<M extends UIMessage> {
   private readonly replayRebuiltIds = new Set<string>();
   /** Assistant messages a continuation replayed without `seq` extends; collapsed until its stream finishes. */
   private readonly unsequencedReplayIds = new Set<string>();
-  /**
-   * Messages a regenerate or an edit of this client's removed, while that
-   * request is in flight: a broadcast the server sent before it took the
-   * request still holds them, and must not put them back (chaos: many clients).
-   */
-  private readonly retractedIds = new Set<string>();
+  /** A regenerate or an edit of this client's in flight (see `rewrite`). */
+  private rewriteInFlight: RewriteInFlight<M> | null = null;
   /**
    * What this client's clear removed (`cleared`), until a transcript read
    * started after the clear answers: the server does not echo a clear to its
@@ -258,19 +275,6 @@ export class ChatSession<M extends UIMessage> {
    * or was cut off right after its `start`), so it would show only here.
    */
   private endedReplyIds = new Set<string>();
-  /** The message an edit in flight rewrote in place; stale broadcasts carry its old copy. */
-  private rewrittenMessage: M | null = null;
-  /** The transcript's ids when a regenerate or an edit was called; the request's list tells what it removed. */
-  private idsBeforeRewrite: Set<string> | null = null;
-  private editedId: string | undefined;
-  private rewriteGeneration = 0;
-  /**
-   * A frame carried a message the rewrite in flight removed. It may have been
-   * stale, or the server may have kept the message (it stored a reply still
-   * streaming when it took the rewrite): the stored transcript decides, once
-   * the rewrite settles.
-   */
-  private rewriteHeldBack = false;
   /**
    * Requests this client stopped. When the server finished one anyway (the
    * cancel came too late), its reply is stored, but this client dropped the
@@ -687,18 +691,24 @@ export class ChatSession<M extends UIMessage> {
   /** What the server sent, less the messages a rewrite of this client's in flight removed. */
   private withoutRetracted(messages: M[]): M[] {
     this.settleRewrite();
-    const rewritten = this.rewrittenMessage;
-    if (this.retractedIds.size === 0 && !rewritten && !this.clearHold) return messages;
+    const rewritten = this.rewriteInFlight?.edited;
+    if (!this.rewriteInFlight?.retracted.size && !rewritten && !this.clearHold) return messages;
     return messages
       .filter((message) => !this.isRetracted(message.id))
       .map((message) => (message.id === rewritten?.id ? rewritten : message));
   }
 
-  /** Whether a rewrite or a clear of this client's in flight removed the message with this id. */
+  /**
+   * Whether a rewrite or a clear of this client's in flight removed the message
+   * with this id. Called for each message a frame carries, it also records what
+   * the frame showed: a removed message (the rewrite reads back once it
+   * settles) and, during a clear's hold, a message new here (`arrived`).
+   */
   private isRetracted(id: string): boolean {
     this.settleRewrite();
-    if (this.retractedIds.has(id)) {
-      this.rewriteHeldBack = true;
+    const rewrite = this.rewriteInFlight;
+    if (rewrite?.retracted.has(id)) {
+      rewrite.heldBack = true;
       return true;
     }
     const hold = this.clearHold;
@@ -716,33 +726,35 @@ export class ChatSession<M extends UIMessage> {
    * is handled the cut is done.
    */
   private settleRewrite(): void {
-    const before = this.idsBeforeRewrite;
-    if (!before) return;
-    this.idsBeforeRewrite = null;
+    const rewrite = this.rewriteInFlight;
+    const before = rewrite?.idsBefore;
+    if (!rewrite || !before) return;
+    rewrite.idsBefore = null;
     const now = new Set(this.state.messages.map((message) => message.id));
-    for (const id of before) if (!now.has(id)) this.retractedIds.add(id);
-    const editedId = this.editedId;
-    if (editedId !== undefined) this.rewrittenMessage = this.state.messages.find((message) => message.id === editedId) ?? null;
+    for (const id of before) if (!now.has(id)) rewrite.retracted.add(id);
+    const editedId = rewrite.editedId;
+    if (editedId !== undefined) rewrite.edited = this.state.messages.find((message) => message.id === editedId) ?? null;
   }
 
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
   private rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
-    const generation = ++this.rewriteGeneration;
     this.settleRewrite();
-    this.idsBeforeRewrite = new Set(this.state.messages.map((message) => message.id));
-    this.editedId = editedId;
+    // A rewrite sent while another is in flight takes over what that one holds back.
+    const previous = this.rewriteInFlight;
+    const books: RewriteInFlight<M> = {
+      idsBefore: new Set(this.state.messages.map((message) => message.id)),
+      editedId,
+      edited: previous?.edited ?? null,
+      retracted: previous?.retracted ?? new Set(),
+      heldBack: previous?.heldBack ?? false
+    };
+    this.rewriteInFlight = books;
     const request = run();
     const release = () => {
-      // A later rewrite took over the books; they are its to release.
-      if (generation !== this.rewriteGeneration) return;
-      this.idsBeforeRewrite = null;
-      this.editedId = undefined;
-      this.rewrittenMessage = null;
-      this.retractedIds.clear();
-      if (this.rewriteHeldBack) {
-        this.rewriteHeldBack = false;
-        this.resyncAfterReconnect(true);
-      }
+      // A later rewrite took over the books (or a clear dropped them); they are not this one's to release.
+      if (this.rewriteInFlight !== books) return;
+      this.rewriteInFlight = null;
+      if (books.heldBack) this.resyncAfterReconnect(true);
     };
     void request.then(release, release);
     return request;
@@ -1519,11 +1531,7 @@ export class ChatSession<M extends UIMessage> {
     this.unsequencedReplayIds.clear();
     this.ackedUnreplayed.clear();
     this.stoppedRequestIds.clear();
-    this.retractedIds.clear();
-    this.rewriteHeldBack = false;
-    this.rewrittenMessage = null;
-    this.idsBeforeRewrite = null;
-    this.editedId = undefined;
+    this.rewriteInFlight = null;
     this.protection = null;
     this.bufferedSendIds.clear();
     this.unechoedSendIds.clear();
