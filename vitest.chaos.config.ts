@@ -3,21 +3,8 @@
  * the same chaos files `npm test` runs, at full size (CHAOS_FULL=1).
  */
 import vue from "@vitejs/plugin-vue";
-import { playwright } from "@vitest/browser-playwright";
 import { defineConfig } from "vitest/config";
-import { chromiumArgs, chromiumPath } from "./test/support/browser.ts";
-import { chaosCommands } from "./test/support/chaos-commands.ts";
-
-const browser = () => ({
-  enabled: true,
-  headless: true,
-  screenshotFailures: false,
-  provider: playwright({
-    launchOptions: { executablePath: chromiumPath(), args: chromiumArgs }
-  }),
-  instances: [{ browser: "chromium" as const }],
-  commands: chaosCommands
-});
+import { browserProject as browser } from "./test/support/browser-project.ts";
 
 export default defineConfig({
   test: {

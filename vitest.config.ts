@@ -1,21 +1,6 @@
 import vue from "@vitejs/plugin-vue";
-import { playwright } from "@vitest/browser-playwright";
 import { defineConfig } from "vitest/config";
-import { chromiumArgs, chromiumPath } from "./test/support/browser.ts";
-import { chaosCommands } from "./test/support/chaos-commands.ts";
-
-// A fresh object per project: vitest names each project's instances in place.
-const browser = () => ({
-  enabled: true,
-  headless: true,
-  screenshotFailures: false,
-  provider: playwright({
-    launchOptions: { executablePath: chromiumPath(), args: chromiumArgs }
-  }),
-  instances: [{ browser: "chromium" as const }],
-  // The chaos suite's seed, figures and restartable server (test/support/chaos-commands.ts).
-  commands: chaosCommands
-});
+import { browserProject as browser } from "./test/support/browser-project.ts";
 
 export default defineConfig({
   test: {
