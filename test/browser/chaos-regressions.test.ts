@@ -254,6 +254,23 @@ const turn = (): UIMessage[] => [
   { id: "a1", role: "assistant", parts: [{ type: "text", text: "first answer" }] }
 ];
 
+/**
+ * A chat whose transcript reads wait for the test to answer them
+ * (`reads[n](messages)`), open, with its first load answered by `turn()`.
+ */
+async function openWithHeldReads(options: Partial<UseAgentChatOptions> = {}) {
+  const reads: Array<(messages: UIMessage[]) => void> = [];
+  const { socket, chat } = setupWith({
+    ...options,
+    getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
+  });
+  await openIdle(socket);
+  await vi.waitFor(() => expect(reads).toHaveLength(1));
+  reads[0]!(turn());
+  await chat.ready;
+  return { socket, chat, reads };
+}
+
 describe("a broadcast that overtakes this client's regenerate (chaos: many clients)", () => {
   it("a transcript the server sent before it took the regenerate does not bring back the regenerated reply", async () => {
     const { socket, chat } = setup(turn());
@@ -375,14 +392,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
 
 describe("a broadcast that overtakes this client's clear (chaos: many clients)", () => {
   it("a transcript the server sent before it took this client's clear does not bring back the cleared messages", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads();
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
     chat.clearHistory();
     expect(socket.sentOf("cf_agent_chat_clear")).toHaveLength(1);
@@ -409,14 +419,7 @@ describe("a broadcast that overtakes this client's clear (chaos: many clients)",
 
 describe("a send from another tab that the server took just before this client's clear (chaos: many clients)", () => {
   it("messages first seen during the clear's hold that the stored transcript lacks are dropped when the read answers", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads();
     chat.clearHistory();
     await vi.waitFor(() => expect(reads).toHaveLength(2));
     // Sent before the server took the clear: another tab's question and the start of its reply.
@@ -438,15 +441,7 @@ describe("a send from another tab that the server took just before this client's
 
 describe("a send right after this client's clear", () => {
   it("a message this client sent after its clear stays when a broadcast carries it before the read that lacks it answers", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      generateId: () => "u3",
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads({ generateId: () => "u3" });
     chat.clearHistory();
     await vi.waitFor(() => expect(reads).toHaveLength(2));
     void chat.sendMessage({ text: "after the clear" }).catch(() => {});
@@ -558,14 +553,7 @@ describe("a stop the server took too late (chaos: many clients)", () => {
 
 describe("a transcript read that a transcript frame overtakes (chaos: many clients)", () => {
   it("a read after another tab's clear that answers with a reply a later frame removed is made again, and the reply stays out", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads();
     // Another tab clears; the server then stores a cut-off reply, and this client reads.
     socket.push({ type: "cf_agent_chat_clear" });
     await vi.waitFor(() => expect(reads).toHaveLength(2));
@@ -623,14 +611,7 @@ describe("a transcript read that a transcript frame overtakes (chaos: many clien
 
 describe("transcript reads that frames keep overtaking", () => {
   it("are made again at most five times; then the clear's hold ends and broadcasts count again", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads();
     chat.clearHistory();
     for (let attempt = 1; attempt <= 5; attempt++) {
       await vi.waitFor(() => expect(reads).toHaveLength(1 + attempt));
@@ -645,14 +626,7 @@ describe("transcript reads that frames keep overtaking", () => {
   });
 
   it("the clear's hold ends when setMessages replaces the transcript while the overtaken read is out", async () => {
-    const reads: Array<(messages: UIMessage[]) => void> = [];
-    const { socket, chat } = setupWith({
-      getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
-    });
-    await openIdle(socket);
-    await vi.waitFor(() => expect(reads).toHaveLength(1));
-    reads[0]!(turn());
-    await chat.ready;
+    const { socket, chat, reads } = await openWithHeldReads();
     chat.clearHistory();
     await vi.waitFor(() => expect(reads).toHaveLength(2));
     socket.push({ type: "cf_agent_chat_messages", messages: turn() });
