@@ -40,6 +40,25 @@ async function requestId(socket: FakeSocket): Promise<string> {
   return socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
 }
 
+/**
+ * A chat whose transcript reads answer with `server.stored` (the test sets
+ * it as the server would store it) and are counted in `server.reads`; open,
+ * loaded, and sending as "u1".
+ */
+async function openWithStore() {
+  const server = { reads: 0, stored: [] as UIMessage[] };
+  const { socket, chat } = setupWith({
+    generateId: () => "u1",
+    getInitialMessages: () => {
+      server.reads++;
+      return Promise.resolve(server.stored.map((m) => ({ ...m })));
+    }
+  });
+  await openIdle(socket);
+  await chat.ready;
+  return { socket, chat, server };
+}
+
 /** Starts reply `messageId` of request `id` with one text part holding `text`. */
 function startText(socket: FakeSocket, id: string, messageId: string, text: string) {
   socket.chunk(id, { type: "start", messageId });
@@ -171,37 +190,27 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
   for (const [how, answer] of lateAckAnswers) {
     it(`a resumed stream that ${how} is completed from the stored transcript`, async () => {
       const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };
-      let reads = 0;
-      let stored: UIMessage[] = [];
-      const { socket, chat } = setupWith({
-        generateId: () => "u1",
-        getInitialMessages: () => {
-          reads++;
-          return Promise.resolve(stored.map((m) => ({ ...m })));
-        }
-      });
-      await openIdle(socket);
-      await chat.ready;
+      const { socket, chat, server } = await openWithStore();
       const sent = chat.sendMessage({ text: "turn" });
       const id = await requestId(socket);
       startText(socket, id, "a1", "w0 w1 ");
       await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 "));
       // The socket drops; the turn streams on, unseen, while it is down.
       socket.drop();
-      stored = [question];
+      server.stored = [question];
       socket.open();
       await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
       const readsAtReconnect = await vi.waitFor(() => {
-        expect(reads).toBeGreaterThanOrEqual(2);
-        return reads;
+        expect(server.reads).toBeGreaterThanOrEqual(2);
+        return server.reads;
       });
       socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
       await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
       // The turn ends and its reply is stored before the server takes the ACK.
-      stored = [question, { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] }];
+      server.stored = [question, { id: "a1", role: "assistant", parts: [{ type: "text", text: "w0 w1 w2 w3 " }] }];
       for (const frame of answer(id)) socket.push(frame);
       await sent;
-      await vi.waitFor(() => expect(reads).toBe(readsAtReconnect + 1));
+      await vi.waitFor(() => expect(server.reads).toBe(readsAtReconnect + 1));
       await vi.waitFor(() => expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 "]));
       expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
       await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
@@ -271,6 +280,35 @@ async function openWithHeldReads(options: Partial<UseAgentChatOptions> = {}) {
   return { socket, chat, reads };
 }
 
+/** The reply another tab streams in `regenerateWhileAnotherTabStreams`, as the server stores it. */
+const otherTabReply: UIMessage = { id: "a2", role: "assistant", parts: [{ type: "text", text: "other tab" }] };
+
+/**
+ * On a chat showing `turn()`: another tab's reply "a2" streams, this client
+ * regenerates meanwhile (which removes "a2" here), the other tab's turn ends
+ * with its broadcast, and the regenerate's reply "a3" completes.
+ */
+async function regenerateWhileAnotherTabStreams(socket: FakeSocket, chat: ReturnType<typeof useAgentChat>) {
+  socket.chunk("other", { type: "start", messageId: "a2" });
+  socket.chunk("other", { type: "text-start", id: "o" });
+  socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
+  await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
+  const regenerated = chat.regenerate();
+  const id = await requestId(socket);
+  expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+  socket.chunk("other", { type: "text-end", id: "o" });
+  socket.chunk("other", { type: "finish" });
+  socket.push({ type: "cf_agent_chat_messages", messages: [...turn(), otherTabReply] });
+  socket.done("other");
+  // While the regenerate is in flight the removed reply stays out (the broadcast may be stale).
+  expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+  startText(socket, id, "a3", "new answer");
+  socket.chunk(id, { type: "text-end", id: "t" });
+  socket.chunk(id, { type: "finish" });
+  socket.done(id);
+  await regenerated;
+}
+
 describe("a broadcast that overtakes this client's regenerate (chaos: many clients)", () => {
   it("a transcript the server sent before it took the regenerate does not bring back the regenerated reply", async () => {
     const { socket, chat } = setup(turn());
@@ -334,7 +372,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
     // The server stored the other tab's reply after it took the regenerate, so it keeps it.
     const stored: UIMessage[] = [
       ...transcript,
-      { id: "a2", role: "assistant", parts: [{ type: "text", text: "other tab" }] },
+      otherTabReply,
       { id: "a3", role: "assistant", parts: [{ type: "text", text: "new answer" }] }
     ];
     let reads = 0;
@@ -346,24 +384,7 @@ describe("a broadcast that overtakes this client's regenerate (chaos: many clien
       }
     });
     await openIdle(socket);
-    socket.chunk("other", { type: "start", messageId: "a2" });
-    socket.chunk("other", { type: "text-start", id: "o" });
-    socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
-    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
-    const regenerated = chat.regenerate();
-    const id = await requestId(socket);
-    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
-    socket.chunk("other", { type: "text-end", id: "o" });
-    socket.chunk("other", { type: "finish" });
-    socket.push({ type: "cf_agent_chat_messages", messages: stored.slice(0, 3) });
-    socket.done("other");
-    // While the regenerate is in flight the removed reply stays out (the broadcast may be stale).
-    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
-    startText(socket, id, "a3", "new answer");
-    socket.chunk(id, { type: "text-end", id: "t" });
-    socket.chunk(id, { type: "finish" });
-    socket.done(id);
-    await regenerated;
+    await regenerateWhileAnotherTabStreams(socket, chat);
     await vi.waitFor(() => expect(reads).toBe(1));
     await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2", "a3"]));
   });
@@ -520,30 +541,20 @@ describe("a stop the server took too late (chaos: many clients)", () => {
     it(`a turn this client stopped before its reply started, which the server stored anyway (outcome ${outcome}), is read back`, async () => {
       const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "question" }] };
       const answered: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "answer" }] };
-      let reads = 0;
-      let stored: UIMessage[] = [];
-      const { socket, chat } = setupWith({
-        generateId: () => "u1",
-        getInitialMessages: () => {
-          reads++;
-          return Promise.resolve(stored.map((m) => ({ ...m })));
-        }
-      });
-      await openIdle(socket);
-      await chat.ready;
-      const readsBefore = reads;
+      const { socket, chat, server } = await openWithStore();
+      const readsBefore = server.reads;
       const sent = chat.sendMessage({ text: "question" }).catch(() => {});
       const id = await requestId(socket);
       await chat.stop();
       await sent;
       expect(socket.sentOf("cf_agent_chat_request_cancel")).toHaveLength(1);
       // The server had already run the turn to its end.
-      stored = [question, answered];
+      server.stored = [question, answered];
       startText(socket, id, "a1", "answer");
       socket.chunk(id, { type: "text-end", id: "t" });
       socket.chunk(id, { type: "finish" });
       socket.done(id, { outcome });
-      await vi.waitFor(() => expect(reads).toBe(readsBefore + 1));
+      await vi.waitFor(() => expect(server.reads).toBe(readsBefore + 1));
       await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
       expect(textParts(chat.messages.value[1]).map((p) => p.text)).toEqual(["answer"]);
       expect(chat.status.value).toBe("ready");
@@ -578,23 +589,8 @@ describe("a transcript read that a transcript frame overtakes (chaos: many clien
       getInitialMessages: () => new Promise<UIMessage[]>((resolve) => reads.push(resolve))
     });
     await openIdle(socket);
-    // Another tab's reply streams; this client regenerates, which holds that reply back.
-    socket.chunk("other", { type: "start", messageId: "a2" });
-    socket.chunk("other", { type: "text-start", id: "o" });
-    socket.chunk("other", { type: "text-delta", id: "o", delta: "other tab" });
-    await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1", "a2"]));
-    const regenerated = chat.regenerate();
-    const id = await requestId(socket);
-    socket.chunk("other", { type: "text-end", id: "o" });
-    socket.chunk("other", { type: "finish" });
-    const withOther = [...transcript, { id: "a2", role: "assistant", parts: [{ type: "text", text: "other tab" }] }] as UIMessage[];
-    socket.push({ type: "cf_agent_chat_messages", messages: withOther });
-    socket.done("other");
-    startText(socket, id, "a3", "new answer");
-    socket.chunk(id, { type: "text-end", id: "t" });
-    socket.chunk(id, { type: "finish" });
-    socket.done(id);
-    await regenerated;
+    const withOther = [...transcript, otherTabReply];
+    await regenerateWhileAnotherTabStreams(socket, chat);
     // The regenerate settled, so this client reads what the server kept.
     await vi.waitFor(() => expect(reads).toHaveLength(1));
     // Meanwhile a tab that never saw "a3" sends; the server stores its list, without "a3".
