@@ -48,6 +48,20 @@ async function send(socket: FakeSocket, chat: ReturnType<typeof setup>["chat"], 
   return { id: requests(socket)[before]!.id, sent };
 }
 
+/** Opens the socket, sends "ask", streams a tool call ("c1") that waits for an answer, drops the socket mid-turn; returns the request id. */
+async function askThenDrop(socket: FakeSocket, chat: ReturnType<typeof setup>["chat"]): Promise<string> {
+  socket.open();
+  const { id, sent } = await send(socket, chat, "ask");
+  socket.chunk(id, { type: "start", messageId: "a1" });
+  socket.chunk(id, { type: "tool-input-available", toolCallId: "c1", toolName: "askUser", input: {} });
+  socket.chunk(id, { type: "finish" });
+  await vi.waitFor(() => expect(chat.messages.value[1]?.parts).toHaveLength(1));
+  socket.drop();
+  await sent;
+  expect(chat.status.value).toBe("error");
+  return id;
+}
+
 /**
  * Lets pending work run (the reconcile microtask, AI SDK stream reads, 0 ms
  * timers) before asserting that something did NOT happen.
@@ -344,15 +358,7 @@ describe("reconnect (items 32-40)", () => {
   it("#36: with resume: false, the idle probe after a reconnect (21 characters) releases a held tool call when answered idle", async () => {
     const { calls, onToolCall } = recordCalls();
     const { socket, chat } = setup({ resume: false, onToolCall });
-    socket.open();
-    const { id, sent } = await send(socket, chat, "ask");
-    socket.chunk(id, { type: "start", messageId: "a1" });
-    socket.chunk(id, { type: "tool-input-available", toolCallId: "c1", toolName: "askUser", input: {} });
-    socket.chunk(id, { type: "finish" });
-    await vi.waitFor(() => expect(chat.messages.value[1]?.parts).toHaveLength(1));
-    socket.drop();
-    await sent;
-    expect(chat.status.value).toBe("error");
+    await askThenDrop(socket, chat);
     socket.open();
     expect(probes(socket)).toHaveLength(1);
     const probeId = String(probes(socket)[0]!.probeId);
@@ -439,15 +445,7 @@ describe("reconnect (items 32-40)", () => {
   it("#40: a close during a local turn holds the tool calls it left until that turn's terminal frame", async () => {
     const { calls, onToolCall } = recordCalls();
     const { socket, chat } = setup({ resume: false, onToolCall });
-    socket.open();
-    const { id, sent } = await send(socket, chat, "ask");
-    socket.chunk(id, { type: "start", messageId: "a1" });
-    socket.chunk(id, { type: "tool-input-available", toolCallId: "c1", toolName: "askUser", input: {} });
-    socket.chunk(id, { type: "finish" });
-    await vi.waitFor(() => expect(chat.messages.value[1]?.parts).toHaveLength(1));
-    socket.drop();
-    await sent;
-    expect(chat.status.value).toBe("error");
+    const id = await askThenDrop(socket, chat);
     await settle();
     expect(calls).toHaveLength(0);
     socket.open();
