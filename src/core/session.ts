@@ -760,6 +760,13 @@ export class ChatSession<M extends UIMessage> {
     return request;
   }
 
+  /** Removes the messages `drop` picks without telling the server; nothing changes when it picks none. */
+  private removeMessages(drop: (message: M) => boolean): void {
+    const messages = this.state.messages;
+    const kept = messages.filter((message) => !drop(message));
+    if (kept.length !== messages.length) this.replaceAll(kept);
+  }
+
   /** Replaces the working transcript without telling the server (it told us). */
   private replaceAll(next: M[]): void {
     this.state.messages = next;
@@ -1297,9 +1304,7 @@ export class ChatSession<M extends UIMessage> {
   private dropUnconfirmed(arrived: Set<string>, stored: M[]): void {
     if (arrived.size === 0) return;
     const storedIds = new Set(stored.map((message) => message.id));
-    const messages = this.state.messages;
-    const kept = messages.filter((message) => storedIds.has(message.id) || !arrived.has(message.id));
-    if (kept.length !== messages.length) this.replaceAll(kept);
+    this.removeMessages((message) => arrived.has(message.id) && !storedIds.has(message.id));
   }
 
   /** Runs a transcript reader; failures were already reported, so they read as nothing. */
@@ -2095,11 +2100,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.endedReplyIds.size === 0) return;
     const ended = this.endedReplyIds;
     this.endedReplyIds = new Set();
-    const messages = this.state.messages;
-    const kept = messages.filter(
-      (message) => !(ended.has(message.id) && message.role === "assistant" && message.parts.length === 0)
-    );
-    if (kept.length !== messages.length) this.replaceAll(kept);
+    this.removeMessages((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0);
   }
 
   private collapseReplays(): void {
