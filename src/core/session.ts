@@ -472,7 +472,7 @@ export class ChatSession<M extends UIMessage> {
       this.sawClose = false;
       this.reconnectProbePending = true;
       this.tryReconnectProbe();
-      this.resyncAfterReconnect();
+      this.rereadTranscript();
     }
     this.scheduleReconcile();
   }
@@ -631,7 +631,7 @@ export class ChatSession<M extends UIMessage> {
         this.cells.recovering.value = false;
         this.resetLocalState();
         // The server sends the clear once it is done with it, so a read now sees its final transcript.
-        this.resyncAfterReconnect(true);
+        this.rereadTranscript(true);
         return;
       case "recovering":
         this.cells.recovering.value = frame.recovering;
@@ -754,7 +754,7 @@ export class ChatSession<M extends UIMessage> {
       // A later rewrite took over the books (or a clear dropped them); they are not this one's to release.
       if (this.rewriteInFlight !== books) return;
       this.rewriteInFlight = null;
-      if (books.heldBack) this.resyncAfterReconnect(true);
+      if (books.heldBack) this.rereadTranscript(true);
     };
     void request.then(release, release);
     return request;
@@ -936,7 +936,7 @@ export class ChatSession<M extends UIMessage> {
       // The turn this client's clear interrupted has ended: the server may have stored its partial reply.
       this.clearedDuringTurn = false;
       // Servers before @cloudflare/ai-chat 0.12.2 name no outcome: read then too.
-      if (frame.outcome === "aborted" || frame.outcome === undefined) this.resyncAfterReconnect(true);
+      if (frame.outcome === "aborted" || frame.outcome === undefined) this.rereadTranscript(true);
     }
     // Servers before @cloudflare/ai-chat 0.12.2 replay a continuation without
     // `seq`, so the chunks this client already applied cannot be skipped
@@ -958,13 +958,13 @@ export class ChatSession<M extends UIMessage> {
     // replayed nothing (only its end, or an empty replay before the held end),
     // so what streamed while the socket was down is only in the stored
     // transcript (chaos: socket drops).
-    if (endedUnreplayed) this.resyncAfterReconnect();
+    if (endedUnreplayed) this.rereadTranscript();
     const stopped = frame.done || frame.error ? this.stoppedRequestIds.get(id) : undefined;
     if (stopped !== undefined) {
       this.stoppedRequestIds.delete(id);
       // Stopped before its reply started here, or finished by the server anyway:
       // the server may have stored a reply this client never showed.
-      if (!stopped || frame.outcome === "completed") this.resyncAfterReconnect();
+      if (!stopped || frame.outcome === "completed") this.rereadTranscript();
     }
   }
 
@@ -1242,11 +1242,14 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /**
-   * Re-reads the stored transcript after a reconnect (if `resyncOnReconnect`),
-   * or `always` (after a clear). An answer that a transcript frame overtook is
-   * dropped and the read made again (`attempt` counts them).
+   * Reads the stored transcript again and merges it in. If `resyncOnReconnect`:
+   * after a reconnect, or a turn whose reply this client did not see in full (a
+   * resumed or a stopped one). `always`: after a clear (sent, received, or one
+   * that interrupted a turn) and after a rewrite that held a message back. An
+   * answer that a transcript frame overtook is dropped and the read made again
+   * (`attempt` counts them).
    */
-  private resyncAfterReconnect(always = false, attempt = 1): void {
+  private rereadTranscript(always = false, attempt = 1): void {
     const read = this.config.readStored;
     if (!read || (!always && !this.settings.resyncOnReconnect)) return;
     const generation = ++this.resyncGeneration;
@@ -1260,7 +1263,7 @@ export class ChatSession<M extends UIMessage> {
       if (stored && frames !== this.transcriptFrames && !this.disposed) {
         const current = generation === this.resyncGeneration && epoch === this.transcriptEpoch;
         if (current && attempt < MAX_OVERTAKEN_READS) {
-          this.resyncAfterReconnect(always, attempt + 1);
+          this.rereadTranscript(always, attempt + 1);
           return;
         }
         // Frames keep coming (they carry the transcript; more reads add nothing),
@@ -1501,7 +1504,7 @@ export class ChatSession<M extends UIMessage> {
     // a reader, and an open socket so that the clear reaches the server first).
     this.clearHold =
       cleared.size > 0 && this.socketOpen && this.config.readStored ? { cleared, arrived: new Set() } : null;
-    if (this.clearHold) this.resyncAfterReconnect(true);
+    if (this.clearHold) this.rereadTranscript(true);
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
