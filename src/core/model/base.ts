@@ -1,0 +1,78 @@
+/** A transcript read this client made: when it left, and how often it was made again. */
+export interface TranscriptRead {
+  id: number;
+  /** The clock when it left. */
+  at: number;
+  /** 1 for the first try; overtaken reads are made again up to `MAX_ATTEMPTS`. */
+  attempt: number;
+  /** Made after a reconnect or a stream end only when `resyncOnReconnect` is on; `always` after clears and rewrites. */
+  always: boolean;
+}
+
+/** What becomes of a read's answer. */
+export type Admission = "admit" | "retry" | "drop";
+
+/** How many times a read is made again because a transcript frame overtook it. */
+export const MAX_ATTEMPTS = 5;
+
+/**
+ * The server base: which messages the server is known to hold, and a clock
+ * that moves on every transcript frame and every local replacement. A read
+ * travels on another connection than the frames, so its answer may be older
+ * than a frame that arrived while it was out; the clock tells.
+ */
+export class TranscriptBase {
+  /** Ids seen arriving from the server (and own turns it stored): what `sendOnlyNewMessages` leaves out. */
+  readonly known = new Set<string>();
+  private clock = 0;
+  /** The clock at the last local replacement (`setMessages`, a clear, a reset). */
+  private replacedAt = 0;
+  private reads = 0;
+
+  /** The newest read's id: a read is superseded once a newer one left. */
+  get newestRead(): number {
+    return this.reads;
+  }
+
+  /** A transcript frame arrived. */
+  frameArrived(): void {
+    this.clock++;
+  }
+
+  /** This client replaced the transcript: no read that left before is admitted. */
+  replacedLocally(): void {
+    this.replacedAt = ++this.clock;
+  }
+
+  read(always: boolean, attempt = 1): TranscriptRead {
+    return { id: ++this.reads, at: this.clock, attempt, always };
+  }
+
+  /**
+   * Rule (read admission): an answer is admitted only if the clock did not
+   * move while the read was out. One a local replacement or a newer read made
+   * obsolete is dropped; one a frame overtook is made again (the server may
+   * have answered before it sent that frame, and the answer would put back
+   * what the frame removed; chaos: many clients), up to five times: if frames
+   * keep coming, they carry the transcript.
+   */
+  admit(read: TranscriptRead, answered: boolean): Admission {
+    if (!answered || read.id !== this.reads || this.replacedAt > read.at) return "drop";
+    if (this.clock === read.at) return "admit";
+    return read.attempt < MAX_ATTEMPTS ? "retry" : "drop";
+  }
+
+  /**
+   * Rule (first load admission): the first read only yields to a local
+   * replacement; frames that came meanwhile are merged with it (the screen's
+   * copies win, see `prependMissing`).
+   */
+  admitFirst(read: TranscriptRead, answered: boolean): boolean {
+    return answered && this.replacedAt <= read.at;
+  }
+
+  /** Folds ids the server holds into the base. */
+  hold(messages: Iterable<{ id: string }>): void {
+    for (const message of messages) this.known.add(message.id);
+  }
+}

@@ -1,0 +1,131 @@
+import type { ChatStatus, UIMessage } from "ai";
+import type { WebSocketChatTransport } from "agents/chat/transport";
+import type { SessionSettings } from "../settings";
+import { TranscriptBase } from "./base";
+import { type Continuation, idle, isRunning } from "./continuation";
+import { LocalIntents } from "./intents";
+import { ObservedTurn } from "./observed";
+import { ReplyPlacement, type WorkingList } from "./placement";
+import { StreamRecords } from "./streams";
+import { ToolBook } from "./tools";
+
+/** The transport calls the rules make: upstream's `WebSocketChatTransport` in the app. */
+export type TransportPort = Pick<
+  WebSocketChatTransport<UIMessage>,
+  | "appliedChunks"
+  | "activeServerTurnId"
+  | "handleServerTurnCompleted"
+  | "handleStreamPending"
+  | "handleStreamResumeNone"
+  | "handleStreamResuming"
+  | "isAwaitingResume"
+  | "observeServerTurn"
+  | "retryPendingResume"
+>;
+
+/**
+ * What the rules ask of the world, implemented by the session shell: the
+ * model imports nothing from Vue, sockets or timers, and acts only through this.
+ */
+export interface Ports<M extends UIMessage> {
+  readonly transport: TransportPort;
+  settings(): SessionSettings<M>;
+  /** The AI SDK chat's status (this client's own request). */
+  status(): ChatStatus;
+  /** The first transcript read is still out. */
+  loading(): boolean;
+  /** An AI SDK resume (a probe, or a tool continuation) owns the chat's response. */
+  resuming(): boolean;
+  send(frame: Record<string, unknown>): void;
+  /** Starts a transcript read (`attempt`: made again after an overtaken answer); its answer comes back through `readAnswered`. */
+  read(always: boolean, attempt?: number): void;
+  /** Publishes the derived flags. */
+  flags(flags: { serverStreaming?: boolean; recovering?: boolean; toolContinuation?: boolean }): void;
+  /** Runs the effects pass once, after the current task's changes. */
+  reconcile(): void;
+  warn(key: string, message: string): void;
+  /** A user callback that must not throw into the model. */
+  call(name: string, run: () => void): void;
+}
+
+/** Connection edges as the rules need them. */
+export interface Link {
+  open: boolean;
+  everOpened: boolean;
+  /** A socket that had opened closed: the next open is a reconnect. */
+  sawClose: boolean;
+}
+
+/** Resume probes this client owes or sent outside the transport (#1837, #1914). */
+export interface Probes {
+  /** A reconnect probe goes out once the chat settles. */
+  reconnect: boolean;
+  /** With `resume` off, one correlated probe asks whether a turn cut by the close still runs. */
+  idleNeeded: boolean;
+  idleId: string | null;
+  /** The server says it is recovering (#1620). */
+  recovering: boolean;
+}
+
+/** Everything the client knows of one conversation, and the ports it acts through. */
+export class ChatModel<M extends UIMessage> {
+  readonly base = new TranscriptBase();
+  readonly intents = new LocalIntents<M>();
+  readonly streams = new StreamRecords();
+  readonly tools = new ToolBook();
+  readonly placement: ReplyPlacement<M>;
+  readonly observed: ObservedTurn<M>;
+  readonly link: Link = { open: false, everOpened: false, sawClose: false };
+  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false };
+  private continuationValue: Continuation = idle;
+
+  constructor(
+    readonly list: WorkingList<M>,
+    readonly io: Ports<M>,
+    /** Requests this client owns (the transport's `activeRequestIds`). */
+    readonly local: Set<string>,
+    newId: () => string
+  ) {
+    this.placement = new ReplyPlacement(list);
+    this.observed = new ObservedTurn(list, this.intents, newId);
+  }
+
+  get continuation(): Continuation {
+    return this.continuationValue;
+  }
+
+  /** Moves the continuation; `isToolContinuation` is derived from it. */
+  set continuation(next: Continuation) {
+    this.continuationValue = next;
+    this.io.flags({ toolContinuation: isRunning(next) });
+  }
+
+  get messages(): M[] {
+    return this.list.messages;
+  }
+
+  /** Replaces the working transcript (the server told us, or the user did). */
+  replace(next: M[]): void {
+    this.list.messages = next;
+  }
+
+  /** Removes the messages `drop` picks without telling the server; nothing changes when it picks none. */
+  remove(drop: (message: M) => boolean): void {
+    const kept = this.list.messages.filter((message) => !drop(message));
+    if (kept.length !== this.list.messages.length) this.replace(kept);
+  }
+
+  /** Whether this client's own request streams or waits (the AI SDK's status). */
+  get busy(): boolean {
+    const status = this.io.status();
+    return status === "submitted" || status === "streaming";
+  }
+
+  /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */
+  dropObserved(hold = true): void {
+    if (hold && this.observed.streamId !== null) this.streams.heldTurn = this.observed.streamId;
+    this.observed.end();
+    this.io.flags({ serverStreaming: false });
+    if (hold && this.continuation.kind === "observed") this.continuation = idle;
+  }
+}

@@ -1,0 +1,177 @@
+import type { ChatRequestOptions, UIMessage } from "ai";
+
+/**
+ * A regenerate or an edit of this client's while its request is in flight:
+ * a broadcast the server sent before it took the request still holds the old
+ * transcript, and must not put it back (chaos: many clients). Retired when
+ * its request settles.
+ */
+interface Rewrite<M extends UIMessage> {
+  /** The transcript's ids when it was called, until the AI SDK's cut is read (`settle`). */
+  idsBefore: Set<string> | null;
+  /** The message an edit rewrites in place, and its new copy once read (stale broadcasts carry the old). */
+  editedId: string | undefined;
+  edited: M | null;
+  /** The messages it removed. */
+  retracted: Set<string>;
+  /**
+   * A frame carried a removed message. It may have been stale, or the server
+   * kept it (a reply still streaming when it took the request is stored
+   * after): the stored transcript decides once the request settles.
+   */
+  heldBack: boolean;
+}
+
+/**
+ * A clear of this client's, until the newest transcript read issued after it
+ * settles: the server never echoes a clear to its sender, and a broadcast it
+ * sent before it took the clear still holds the cleared messages (chaos: many
+ * clients). Messages first seen from the server meanwhile may be as stale;
+ * the read keeps those it still has.
+ */
+interface Clear {
+  cleared: Set<string>;
+  arrived: Set<string>;
+  /** Reads with an id above this were issued after the clear. */
+  afterRead: number;
+}
+
+/** A message sent while it could not go out, waiting in order. */
+export interface QueuedSend<M extends UIMessage> {
+  message: M;
+  options: ChatRequestOptions | undefined;
+  settle: () => void;
+}
+
+/**
+ * What this client did that the server has not confirmed, each with its
+ * retirement rule. A server transcript is shown through them (`shown`,
+ * `restoreSends`): what a rewrite or a clear removed stays removed, an edited
+ * message stays edited, an unconfirmed send stays on screen.
+ */
+export class LocalIntents<M extends UIMessage> {
+  /** Own user messages of the request in flight that no transcript frame carried yet; retired by a frame that does, or when the turn finishes. */
+  readonly unechoed = new Set<string>();
+  /** Sends the transport buffered while the socket was down; restored over the next connect-time transcript, retired by the next transcript (#1983). */
+  readonly buffered = new Set<string>();
+  rewrite: Rewrite<M> | null = null;
+  clear: Clear | null = null;
+  /** Sends waiting to go out, in order; shown after the transcript. */
+  readonly queued: Array<QueuedSend<M>> = [];
+
+  /** A regenerate or an edit starts; a rewrite already in flight hands over what it holds back. */
+  beginRewrite(current: readonly M[], editedId: string | undefined): Rewrite<M> {
+    this.settleRewrite(current);
+    const previous = this.rewrite;
+    this.rewrite = {
+      idsBefore: new Set(current.map((message) => message.id)),
+      editedId,
+      edited: previous?.edited ?? null,
+      retracted: previous?.retracted ?? new Set(),
+      heldBack: previous?.heldBack ?? false
+    };
+    return this.rewrite;
+  }
+
+  /**
+   * Rule (rewrite retires): when its request settles, unless a later rewrite
+   * took it over. Whether a frame carried a removed message says if the
+   * stored transcript must be read back.
+   */
+  endRewrite(rewrite: Rewrite<M>): boolean {
+    if (this.rewrite !== rewrite) return false;
+    this.rewrite = null;
+    return rewrite.heldBack;
+  }
+
+  /**
+   * Reads what the rewrite in flight removed, once: the AI SDK cuts the
+   * transcript within microtasks of the call, so by the time any socket frame
+   * is handled the cut is done.
+   */
+  settleRewrite(current: readonly M[]): void {
+    const rewrite = this.rewrite;
+    const before = rewrite?.idsBefore;
+    if (!rewrite || !before) return;
+    rewrite.idsBefore = null;
+    const now = new Set(current.map((message) => message.id));
+    for (const id of before) if (!now.has(id)) rewrite.retracted.add(id);
+    const editedId = rewrite.editedId;
+    if (editedId !== undefined) rewrite.edited = current.find((message) => message.id === editedId) ?? null;
+  }
+
+  /** A clear of this client's starts holding back what it removed (`afterRead`: the newest read so far). */
+  beginClear(cleared: Set<string>, afterRead: number): void {
+    this.clear = { cleared, arrived: new Set(), afterRead };
+  }
+
+  /**
+   * Rule (clear retires): when the newest read issued after it settles. What
+   * came from the server during the hold and the stored transcript lacks is
+   * returned for removal when that read was admitted.
+   */
+  readSettled(readId: number, newest: boolean, stored: readonly M[] | null): Set<string> | undefined {
+    const clear = this.clear;
+    if (!clear || !newest || readId <= clear.afterRead) return undefined;
+    this.clear = null;
+    if (!stored || clear.arrived.size === 0) return undefined;
+    const storedIds = new Set(stored.map((message) => message.id));
+    return new Set([...clear.arrived].filter((id) => !storedIds.has(id)));
+  }
+
+  /**
+   * Whether a rewrite or a clear of this client's in flight removed the
+   * message. Called for each message a frame carries, it also records what
+   * the frame showed: a removed message (the rewrite reads back once it
+   * settles) and, during a clear's hold, a message new here.
+   */
+  isRetracted(id: string, current: readonly M[]): boolean {
+    this.settleRewrite(current);
+    const rewrite = this.rewrite;
+    if (rewrite?.retracted.has(id)) {
+      rewrite.heldBack = true;
+      return true;
+    }
+    const clear = this.clear;
+    if (!clear) return false;
+    if (clear.cleared.has(id)) return true;
+    // Only what is new here: a message this client sent after the clear is on
+    // screen before any frame carries it, and is never taken back.
+    if (!current.some((message) => message.id === id)) clear.arrived.add(id);
+    return false;
+  }
+
+  /** Rule (shown through intents): what the server sent, less what a rewrite or clear removed, with the edit applied. */
+  shown(messages: M[], current: readonly M[]): M[] {
+    this.settleRewrite(current);
+    const edited = this.rewrite?.edited;
+    if (!this.rewrite?.retracted.size && !edited && !this.clear) return messages;
+    return messages
+      .filter((message) => !this.isRetracted(message.id, current))
+      .map((message) => (message.id === edited?.id ? edited : message));
+  }
+
+  /**
+   * Rule (unconfirmed sends stay): a transcript frame retires the sends it
+   * carries; own sends it lacks stay after it: those of the request in
+   * flight, and over a connect-time transcript those the transport buffered.
+   */
+  restoreSends(next: M[], current: readonly M[], connect: boolean): M[] {
+    const restore = connect ? new Set(this.buffered) : new Set<string>();
+    this.buffered.clear();
+    for (const message of next) this.unechoed.delete(message.id);
+    for (const id of this.unechoed) restore.add(id);
+    if (restore.size === 0) return next;
+    const present = new Set(next.map((message) => message.id));
+    const restored = current.filter((message) => restore.has(message.id) && !present.has(message.id));
+    return restored.length === 0 ? next : [...next, ...restored];
+  }
+
+  /** A reset (a clear, sent or received) drops every intent; queued sends are settled unsent. */
+  reset(): Array<QueuedSend<M>> {
+    this.unechoed.clear();
+    this.buffered.clear();
+    this.rewrite = null;
+    return this.queued.splice(0);
+  }
+}

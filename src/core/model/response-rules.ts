@@ -1,0 +1,196 @@
+import type { UIMessage } from "ai";
+import { type ResponseFrame, isRecord, parseJson } from "../frames";
+import { collapseReplayedText } from "../transcript";
+import { type Continuation, idle, isRunning } from "./continuation";
+import type { ChatModel } from "./index";
+import type { ReadBack } from "./streams";
+
+const terminal = (frame: ResponseFrame) => frame.done || frame.error;
+const isObservedContinuation = (c: Continuation, id: string) => c.kind === "observed" && c.requestId === id;
+
+/** The first chunk of a local frame, parsed only when it can be a `start` (most frames skip the parse). */
+function peekStart(body: string): { messageId?: unknown } | undefined {
+  if (!body.includes('"type":"start"')) return undefined;
+  const chunk = parseJson(body);
+  return isRecord(chunk) && chunk.type === "start" ? chunk : undefined;
+}
+
+/**
+ * A `cf_agent_use_chat_response` frame. This client's own requests are
+ * rendered by the transport (the rules keep the books); any other request is
+ * rendered by the observed-turn overlay. Returns what the stream's end reads back.
+ */
+export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ReadBack {
+  const { id } = frame;
+  const streams = m.streams;
+  streams.noteResponse(frame);
+  const ended = streams.turnEnd(frame);
+  if (ended) {
+    // Our own turn is still settling in the AI SDK: report it once it has.
+    if (m.local.has(id) && m.busy) streams.deferredEnds.push(ended);
+    else m.io.call("onTurnEnd", () => m.io.settings().onTurnEnd?.(ended));
+  }
+  const replayed = frame.replay && frame.body.trim() !== "";
+  // Rule (unsequenced replay, #1951): servers before 0.12.2 replay a
+  // continuation without `seq`; its repeated text is collapsed instead.
+  if (replayed && frame.continuation && frame.seq === undefined) {
+    const last = m.messages.at(-1);
+    if (last?.role === "assistant") streams.unsequenced.add(last.id);
+  }
+  if (replayed) streams.at(id).unreplayed = false;
+  if (terminal(frame)) {
+    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.id : undefined);
+    if (reply !== undefined) streams.endedReplies.add(reply);
+  }
+  if (m.local.has(id)) onLocalResponse(m, frame);
+  else onObservedResponse(m, frame);
+  if (!terminal(frame)) return "none";
+  m.io.reconcile();
+  return streams.readBackAtEnd(frame);
+}
+
+function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
+  const { id } = frame;
+  const record = m.streams.at(id);
+  if (frame.continuation && !terminal(frame)) m.placement.pinLast();
+  const start = peekStart(frame.body);
+  if (typeof start?.messageId === "string") {
+    record.replyId = start.messageId;
+    if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
+    if (frame.replay && !frame.continuation && !isRunning(m.continuation)) {
+      record.replayPending = false;
+      resetForReplay(m, start.messageId);
+    }
+  }
+  if (frame.replayComplete) record.replayPending = false;
+  if (!terminal(frame)) return;
+  if (m.observed.streamId === id) {
+    m.observed.end();
+    m.io.flags({ serverStreaming: false });
+  }
+  m.io.transport.handleServerTurnCompleted(id);
+  m.placement.release(record.replyId);
+  m.local.delete(id);
+  if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
+}
+
+/** Rule (replay rebuilds, #1733): a replay restarts from chunk 0, so the reply it rebuilds is emptied to its shell first. */
+function resetForReplay<M extends UIMessage>(m: ChatModel<M>, messageId: string): void {
+  const messages = m.messages;
+  const last = messages.at(-1);
+  if (!last || last.role !== "assistant" || last.id !== messageId) return;
+  m.streams.rebuilt.add(messageId);
+  m.list.replaceMessage(messages.length - 1, { ...last, parts: [] });
+}
+
+/** Rule (a request nobody here watches ended, e.g. a send the server skipped): only the books close. */
+function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void {
+  m.io.transport.appliedChunks.forget(id);
+  m.io.transport.handleServerTurnCompleted(id);
+  m.streams.at(id).acked = false;
+}
+
+function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
+  const { id } = frame;
+  const record = m.streams.at(id);
+  const observing = m.observed.streamId === id;
+  const ownContinuation = isObservedContinuation(m.continuation, id);
+  if (frame.replay && !m.observed.active && !record.replayPending) return;
+  if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
+    closeUnwatched(m, id);
+    return;
+  }
+  if (frame.error) {
+    record.replayPending = false;
+    closeUnwatched(m, id);
+    m.io.flags({ recovering: false });
+    if (!m.observed.active || observing) m.dropObserved(false);
+    if (ownContinuation) m.continuation = idle;
+    return;
+  }
+  const ledger = m.io.transport.appliedChunks;
+  const appliedReplay = ledger.isAppliedReplay(id, frame);
+  let chunk: unknown;
+  if (frame.body.trim()) {
+    chunk = parseJson(frame.body);
+    if (chunk === undefined) {
+      m.io.warn("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
+    } else if (isRecord(chunk)) {
+      if (frame.replay && !frame.continuation && !isRunning(m.continuation) && chunk.type === "start" && typeof chunk.messageId === "string") {
+        record.replayPending = false;
+        resetForReplay(m, chunk.messageId);
+      }
+      if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
+        m.io.settings().onData?.(chunk as never);
+      }
+      if (!ownContinuation) m.tools.noteOthers(chunk);
+    }
+  }
+  if (frame.done || frame.replayComplete) record.replayPending = false;
+  if (frame.done) {
+    m.io.transport.handleServerTurnCompleted(id);
+    record.acked = false;
+    if (frame.outcome !== "recovering") m.io.flags({ recovering: false });
+  }
+  // A replayed `start` still re-seeds the message, which holds the applied chunks.
+  const alreadyApplied = appliedReplay && !(isRecord(chunk) && chunk.type === "start");
+  if (frame.done) ledger.forget(id);
+  else if (!alreadyApplied) ledger.record(id, frame.seq);
+  observeChunk(m, frame, alreadyApplied ? undefined : chunk);
+  if (frame.done && ownContinuation) m.continuation = idle;
+}
+
+/** The observed turn's state machine: one accumulating message per observed stream. */
+function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, chunk: unknown): void {
+  const observed = m.observed;
+  const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
+  // A replay restarts from chunk 0: a fresh message makes it idempotent.
+  const message = observed.streamId !== frame.id || !observed.message || replayedStart ? observed.begin(frame.id, frame.continuation) : observed.message;
+  if (chunk !== undefined) message.apply(chunk);
+  if (frame.done) {
+    observed.end();
+    observed.mergeUnlessDiverged(message);
+    if (message.hasParts) m.base.known.add(message.id);
+    m.io.flags({ serverStreaming: false });
+    return;
+  }
+  m.io.flags({ serverStreaming: true });
+  if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
+  else if (frame.replayComplete) m.replace(observed.mergedInto(message, m.messages));
+}
+
+/**
+ * Rule (recovered text part): a continuation that recovers an interrupted
+ * turn (after a server restart) carries no `text-start` for the part that was
+ * still streaming; `AIChatAgent` appends its deltas to that part. The AI SDK
+ * cannot apply a delta to a part its stream never opened, so the part id to
+ * open is returned, and the placement joins it to the interrupted part.
+ */
+export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): string | undefined {
+  if (!frame.body.includes('"text-')) return undefined;
+  const chunk = parseJson(frame.body);
+  if (!isRecord(chunk) || typeof chunk.id !== "string") return undefined;
+  const record = m.streams.at(frame.id);
+  const open = (record.openedText ??= new Set());
+  if (chunk.type === "text-start") open.add(chunk.id);
+  if (chunk.type !== "text-delta" || open.has(chunk.id)) return undefined;
+  open.add(chunk.id);
+  m.placement.resumeText();
+  return chunk.id;
+}
+
+/** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */
+export function collapseReplays<M extends UIMessage>(m: ChatModel<M>, only?: string): void {
+  const { rebuilt, unsequenced } = m.streams;
+  const ids = only !== undefined ? [only] : [...unsequenced, ...rebuilt];
+  if (ids.length === 0) return;
+  const messages = m.messages;
+  for (const id of ids) {
+    const index = messages.findIndex((message) => message.id === id);
+    const message = messages[index];
+    if (!message || message.role !== "assistant") continue;
+    const collapsed = collapseReplayedText(message);
+    if (collapsed !== message) m.list.replaceMessage(index, collapsed);
+  }
+  if (only === undefined && !m.busy) rebuilt.clear();
+}

@@ -1,0 +1,131 @@
+import type { UIMessage } from "ai";
+import { Wire } from "../protocol";
+import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
+import type { ChatModel } from "./index";
+
+/** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
+export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
+  m.io.transport.handleStreamPending();
+  m.continuation = pendingNamed(m.continuation, id, probeId);
+}
+
+/**
+ * `cf_agent_stream_resume_none`. Rule (idle proves nothing runs, #1914): only
+ * an `idle` answer to a probe of this client's, matched by `probeId`, ends
+ * what was held or observed.
+ */
+export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: string | undefined, probeId: string | undefined): void {
+  const c = m.continuation;
+  if (c.kind === "cancel-on-start" && c.probeId === probeId) m.continuation = idle;
+  const handled = m.io.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
+  const answersIdleProbe = m.probes.idleId !== null && probeId === m.probes.idleId;
+  if (answersIdleProbe) m.probes.idleId = null;
+  if ((handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string") {
+    m.dropObserved(false);
+    m.streams.heldTurn = null;
+    if (!m.probes.recovering) m.streams.recoveringTurn = null;
+    if (m.continuation.kind === "observed") m.continuation = idle;
+  }
+  m.io.reconcile();
+}
+
+/**
+ * `cf_agent_stream_resuming`: the server offers a running stream. The
+ * transport's waiting probe takes it (ACK and attach); otherwise this client
+ * ACKs it itself and renders it as an observed turn, once per socket.
+ */
+export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: string, probeId: string | undefined): void {
+  const streams = m.streams;
+  // Server turns are serialized: an offer for another request ends the held one.
+  if (streams.heldTurn !== id) streams.heldTurn = null;
+  if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
+  if (cancelStoppedContinuation(m, id, probeId)) return;
+  const transport = m.io.transport;
+  const awaiting = transport.isAwaitingResume();
+  const earlyContinuation = isRunning(m.continuation) && !awaiting;
+  if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
+    // Not resuming: a live stream is withheld from this socket until it ends.
+    if (probeId === undefined) streams.heldTurn = id;
+    if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
+    m.io.reconcile();
+    return;
+  }
+  // A probe goes out on this socket as soon as the chat settles; its answer
+  // offers the same stream again, so ACKing this one too would replay twice.
+  if (probeId === undefined && !awaiting && !earlyContinuation && m.probes.reconnect) return;
+  const record = streams.at(id);
+  if (!isRunning(m.continuation)) record.replayPending = true;
+  if (transport.handleStreamResuming({ id })) {
+    m.continuation = attached(m.continuation, id);
+    m.io.reconcile();
+    return;
+  }
+  // The server offers from both onConnect and the probe answer (#1733).
+  if (m.local.has(id) || record.acked) return;
+  if (earlyContinuation) m.continuation = observedEarly(m.continuation, id);
+  // An early continuation extends the message the tool call is in, even
+  // before its replayed `start` (an empty replay would append a blank reply).
+  m.observed.begin(id, earlyContinuation);
+  transport.observeServerTurn(id);
+  m.io.flags({ serverStreaming: true, recovering: false });
+  if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
+  record.acked = record.unreplayed = true;
+  m.io.send({ type: Wire.streamResumeAck, id });
+  m.io.reconcile();
+}
+
+/** Rule (stop before start): the turn a stopped continuation waited for started; it is cancelled, never ACKed. */
+function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: string, probeId: string | undefined): boolean {
+  const followed = m.observed.streamId === id || m.local.has(id);
+  if (!isStoppedTurn(m.continuation, id, probeId, followed)) return false;
+  m.continuation = idle;
+  m.io.send({ type: Wire.requestCancel, id });
+  m.io.reconcile();
+  return true;
+}
+
+/**
+ * A socket that had opened closed. The transport ends every local stream and
+ * no done frame will reach them; the turn the transport followed may still
+ * run, so client tools wait for it (#2195). Without `resume`, the next open
+ * asks once whether it still does.
+ */
+export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
+  m.link.sawClose = true;
+  m.probes.recovering = false;
+  m.streams.socketClosed();
+  m.placement.unprotect();
+  const unfinished = m.io.transport.activeServerTurnId;
+  if (unfinished !== null) m.streams.heldTurn = unfinished;
+  if (m.io.settings().resume) return;
+  m.probes.idleNeeded ||= unfinished !== null || m.observed.active || m.streams.holdsTools;
+  m.dropObserved();
+}
+
+/**
+ * Rule (one probe per reconnect, #1837): the reconnect probe goes out once
+ * the chat settled and no resume owns it; a handshake that crossed the
+ * disconnect is re-sent instead. Returns `"resume"` when the AI SDK resume
+ * must start now.
+ */
+export function reconnectProbe<M extends UIMessage>(m: ChatModel<M>, newProbeId: () => string): "resume" | undefined {
+  const probes = m.probes;
+  if (!m.link.open || !probes.reconnect) return undefined;
+  if (!m.io.settings().resume) {
+    probes.reconnect = false;
+    if (probes.idleNeeded) {
+      probes.idleNeeded = false;
+      probes.idleId = newProbeId();
+      m.io.send({ type: Wire.streamResumeRequest, probeId: probes.idleId });
+    }
+    return undefined;
+  }
+  if (m.io.transport.retryPendingResume()) {
+    probes.reconnect = false;
+    return undefined;
+  }
+  const c = m.continuation;
+  if (m.busy || (isRunning(c) && c.kind !== "observed") || m.io.resuming()) return undefined;
+  probes.reconnect = false;
+  return "resume";
+}

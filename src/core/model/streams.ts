@@ -1,0 +1,182 @@
+import type { ResponseFrame } from "../frames";
+import type { ChatTurnEndEvent } from "../protocol";
+
+/** What this client knows of one server request (a chat turn), by request id. */
+export interface StreamRecord {
+  /** The reply a local request streams into, once its `start` named it. */
+  replyId?: string;
+  /** This client ACKed the server's offer itself (not through the transport). */
+  acked?: boolean;
+  /** ACKed, and no replayed chunk has arrived since. */
+  unreplayed?: boolean;
+  /** Highest `seq` the transport's stream delivered since this client's ACK. */
+  seq?: number;
+  /** Text parts this continuation stream opened since its ACK. */
+  openedText?: Set<string>;
+  /** The offer was taken: its replay rebuilds the reply from chunk 0. */
+  replayPending?: boolean;
+  /** This client stopped the request; whether its reply had started here then. */
+  stopped?: { replyStarted: boolean };
+  /** A clear of this client's interrupted the turn. */
+  interruptedByClear?: boolean;
+  /** The error text of an error frame that came before `done`. */
+  error?: string;
+  /** `onTurnEnd` was reported (never twice, also across resets). */
+  ended?: boolean;
+}
+
+/** How much a stream end asks to read back: nothing, a read when `resyncOnReconnect` is on, or a read in any case. */
+export type ReadBack = "none" | "resync" | "always";
+
+const MAX_RECORDS = 500;
+
+/**
+ * The stream records, and the rules that read them when a stream ends.
+ * Message ids kept here are the replies a stream end left to settle.
+ */
+export class StreamRecords {
+  private readonly records = new Map<string, StreamRecord>();
+  /** Replies whose turn ended: one still without parts once the chat settles is removed (`AIChatAgent` stores none). */
+  endedReplies = new Set<string>();
+  /** Replies a replay rebuilt over their shell: repeated text collapses until the chat settles (#1733). */
+  readonly rebuilt = new Set<string>();
+  /** Replies a continuation replays without `seq` (servers before 0.12.2): collapsed until their stream finishes (#1951). */
+  readonly unsequenced = new Set<string>();
+  /** Turn ends of this client's own requests, reported once the AI SDK settled them. */
+  deferredEnds: ChatTurnEndEvent[] = [];
+  /** A server turn known to run that this socket cannot see (withheld, or cut by a close) (#2195). */
+  heldTurn: string | null = null;
+  /** The turn the server is recovering (#1620). */
+  recoveringTurn: string | null = null;
+
+  get(id: string): StreamRecord | undefined {
+    return this.records.get(id);
+  }
+
+  /** The record of `id`, created on first use; the oldest records are forgotten past 500. */
+  at(id: string): StreamRecord {
+    let record = this.records.get(id);
+    if (!record) {
+      this.records.set(id, (record = {}));
+      if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value as string);
+    }
+    return record;
+  }
+
+  /** The socket closed: offers this client ACKed itself were for that socket. */
+  socketClosed(): void {
+    for (const record of this.records.values()) record.acked = false;
+  }
+
+  /** The transport ACKed `id`: its replay starts from chunk 0 again. */
+  transportAcked(id: string): void {
+    const record = this.at(id);
+    record.seq = -1;
+    record.openedText = undefined;
+    record.unreplayed = true;
+  }
+
+  /**
+   * Rule (repeated replay, #1733): a stream the transport attached to replays
+   * its buffer once per ACK; chunks it already delivered are dropped by `seq`.
+   * Continuation replays are left to the transport's own ledger (#1951).
+   */
+  isRepeatedReplay(frame: ResponseFrame): boolean {
+    const record = this.records.get(frame.id);
+    const highest = record?.seq;
+    if (!record || highest === undefined || frame.continuation) return false;
+    if (frame.done || frame.error) {
+      record.seq = undefined;
+      return false;
+    }
+    if (frame.seq === undefined) return false;
+    if (frame.replay && frame.seq <= highest) return true;
+    record.seq = Math.max(highest, frame.seq);
+    return false;
+  }
+
+  /** Marks the requests this client stops; whether each reply had started decides the read-back. */
+  stopping(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const record = this.at(id);
+      record.stopped = { replyStarted: record.replyId !== undefined };
+    }
+  }
+
+  /**
+   * Rule (end of stream): what a stream end reads back. The server stores what
+   * this client may not have seen in three cases:
+   * - a clear of this client's interrupted the turn, and the server aborted it
+   *   (or names no outcome): it stores the partial reply after the clear;
+   * - the stream had closed when the server took this client's ACK: the replay
+   *   carried nothing, so what streamed while the socket was down is only stored (chaos: socket drops);
+   * - this client stopped it before its reply started here, or the server
+   *   finished it anyway: the sender gets no broadcast of its own turn.
+   */
+  readBackAtEnd(frame: ResponseFrame): ReadBack {
+    const record = this.records.get(frame.id);
+    if (!record) return "none";
+    const clear = record.interruptedByClear && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
+    const unreplayed = record.unreplayed;
+    const stopped = record.stopped && (!record.stopped.replyStarted || frame.outcome === "completed");
+    if (frame.done) record.interruptedByClear = undefined;
+    record.unreplayed = record.stopped = record.acked = record.replayPending = undefined;
+    record.replyId = record.openedText = undefined;
+    return clear ? "always" : unreplayed || stopped ? "resync" : "none";
+  }
+
+  /**
+   * Rule (turn end, once): a `done` reports `onTurnEnd` once per request; an
+   * error frame before it names the error. `recovering` is not an end: the
+   * turn goes on under a new request.
+   */
+  turnEnd(frame: ResponseFrame): ChatTurnEndEvent | undefined {
+    const record = frame.error || frame.done ? this.at(frame.id) : undefined;
+    if (!record) return undefined;
+    if (frame.error && !frame.done) {
+      record.error = frame.body;
+      return undefined;
+    }
+    const earlierError = record.error;
+    record.error = undefined;
+    const outcome = frame.error ? "error" : (frame.outcome ?? (earlierError !== undefined ? "error" : "completed"));
+    if (outcome === "recovering" || record.ended) return undefined;
+    record.ended = true;
+    const error = frame.error ? frame.body : earlierError;
+    return {
+      requestId: frame.id,
+      ...(frame.messageIds ? { messageIds: frame.messageIds } : {}),
+      outcome,
+      ...(outcome === "error" && error ? { error } : {}),
+      replay: frame.replay
+    };
+  }
+
+  /**
+   * Rule (held and recovering turns, #2195 #1620): server turns run one at a
+   * time, so a frame of another request ends what was held or recovering.
+   */
+  noteResponse(frame: ResponseFrame): void {
+    if ((frame.done || frame.error) && this.heldTurn === frame.id) this.heldTurn = null;
+    if (frame.done && frame.outcome === "recovering") this.recoveringTurn = frame.id;
+    else if (this.recoveringTurn !== null && this.recoveringTurn !== frame.id && !frame.replay && frame.outcome !== "skipped") {
+      this.recoveringTurn = null;
+    }
+  }
+
+  /** Whether a turn this client cannot watch yet may still run (client tools wait for it). */
+  get holdsTools(): boolean {
+    return this.heldTurn !== null || this.recoveringTurn !== null;
+  }
+
+  /** A reset forgets what each stream did for the old transcript; reported ends and replay positions stay. */
+  reset(): void {
+    for (const [id, record] of this.records) {
+      this.records.set(id, { ...(record.ended ? { ended: true } : {}), ...(record.seq !== undefined ? { seq: record.seq } : {}) });
+    }
+    this.endedReplies.clear();
+    this.rebuilt.clear();
+    this.unsequenced.clear();
+    this.deferredEnds = [];
+  }
+}
