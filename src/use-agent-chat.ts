@@ -515,13 +515,13 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const clearError = () => current().chat.clearError();
   const setMessages = (next: M[] | ((currentMessages: M[]) => M[])) => current().setMessages(next);
   const clearHistory = () => current().clearHistory();
-  const addToolOutput = (toolOptions: AddToolOutputOptions) => current().addToolOutput(toolOptions);
+  const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);
   const addToolResult = (args: { tool?: string; toolCallId: string; output?: unknown }) => {
     warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
-    current().addToolResult(args);
+    current().tools.addToolResult(args);
   };
   const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>
-    current().addToolApprovalResponse(args);
+    current().tools.addToolApprovalResponse(args);
 
   const chat: AgentChat<M> = markRaw({
     get id() {

@@ -218,3 +218,38 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
     this.cells.messages.value = next;
   }
 }
+
+/**
+ * The chat state as the AI SDK sees it: `state`, except that the messages it
+ * writes while a reply streams go through `place` (a continuation lands in
+ * the message it continues).
+ */
+export function placedChatState<M extends UIMessage>(
+  state: PublishingChatState<M>,
+  place: (message: M, index?: number) => void
+): ChatState<M> {
+  return {
+    get status() {
+      return state.status;
+    },
+    set status(status: ChatStatus) {
+      state.status = status;
+    },
+    get error() {
+      return state.error;
+    },
+    set error(error: Error | undefined) {
+      state.error = error;
+    },
+    get messages() {
+      return state.messages;
+    },
+    set messages(next: M[]) {
+      state.messages = next;
+    },
+    pushMessage: (message: M) => place(message),
+    popMessage: () => state.popMessage(),
+    replaceMessage: (index: number, message: M) => place(message, index),
+    snapshot: state.snapshot
+  };
+}

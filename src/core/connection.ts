@@ -1,4 +1,5 @@
 import type { AgentConnection } from "agents/chat/transport";
+import type { Cell } from "./chat-state";
 
 type Listener = (event: MessageEvent) => void;
 
@@ -19,12 +20,22 @@ export interface AgentSocket {
   reconnect?(code?: number, reason?: string): void;
 }
 
+/** Connection lifecycle as the UI sees it. */
+export type ConnectionStatus = "connecting" | "open" | "closed";
+
+/** Where a bridge publishes the connection's state: `connectionStatus` and `connectionError`. */
+export interface ConnectionCells {
+  connection: Cell<ConnectionStatus>;
+  connectionError: Cell<Error | null>;
+  /** Names the agent in errors: `agent/name`, never a URL with its query. */
+  label: string;
+}
+
 /** Handlers for the events of one socket, in the order the session needs them. */
 export interface SocketHandlers {
   message(data: unknown): void;
   open(): void;
   close(event: CloseInfo): void;
-  error(event: unknown): void;
   /** Sees every frame the transport sends, before it goes out. */
   transportSend?(data: string): void;
 }
@@ -126,11 +137,16 @@ export class SocketBridge {
 
   readonly socket: AgentSocket;
   private readonly handlers: SocketHandlers;
+  private readonly cells: ConnectionCells;
+  private failedAttempts = 0;
 
-  constructor(socket: AgentSocket, handlers: SocketHandlers) {
+  constructor(socket: AgentSocket, handlers: SocketHandlers, cells: ConnectionCells) {
     this.socket = socket;
     this.handlers = handlers;
+    this.cells = cells;
     this.openedThisAttempt = this.isOpen;
+    cells.connectionError.value = socket.connectionError ?? null;
+    cells.connection.value = this.isOpen ? "open" : "connecting";
     socket.addEventListener("message", this.onMessage);
     socket.addEventListener("open", this.onOpen);
     socket.addEventListener("close", this.onClose);
@@ -223,10 +239,6 @@ export class SocketBridge {
     for (const listener of Array.from(this.closeListeners)) listener(event);
   }
 
-  get streamListenerCount(): number {
-    return this.messageListeners.size + this.closeListeners.size;
-  }
-
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
@@ -248,6 +260,9 @@ export class SocketBridge {
     if (this.disposed) return;
     this.openedThisAttempt = true;
     this.finalClose = false;
+    this.failedAttempts = 0;
+    this.cells.connection.value = "open";
+    this.cells.connectionError.value = null;
     this.handlers.open();
   };
 
@@ -260,11 +275,17 @@ export class SocketBridge {
     // AgentClient sets connectionError synchronously on a final close; a
     // socket that stopped reconnecting for another reason says so too.
     this.finalClose = !!this.socket.connectionError || socket.shouldReconnect === false;
+    const cells = this.cells;
+    cells.connection.value = this.finalClose ? "closed" : "connecting";
+    // An attempt that never opened: the address is unreachable or refused.
+    if (!opened) cells.connectionError.value = this.socket.connectionError ?? connectionFailure(cells.label, event, ++this.failedAttempts);
+    else if (this.socket.connectionError) cells.connectionError.value = this.socket.connectionError;
     this.handlers.close(event);
     if (opened || this.finalClose) this.interruptStreams(event.code);
   };
 
-  private readonly onError = (event: Event) => {
-    if (!this.disposed) this.handlers.error(event);
+  private readonly onError = () => {
+    if (this.disposed) return;
+    if (!this.openedThisAttempt) this.cells.connectionError.value ??= connectionFailure(this.cells.label, {}, this.failedAttempts + 1);
   };
 }

@@ -160,3 +160,31 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
       return { kind: "other" };
   }
 }
+
+/**
+ * A socket frame as the session handles it: the app's `onFrame` sees it
+ * first (parsed, or the raw data) and may consume it; what is not a chat
+ * frame is ignored, and a malformed one is reported through `warn` and dropped.
+ */
+export function decodeSocketFrame<M extends UIMessage>(
+  data: unknown,
+  onFrame: ((frame: unknown) => boolean | void) | undefined,
+  warn: (key: string, message: string) => void
+): ChatFrame<M> | undefined {
+  const parsed = parseJson(data);
+  if (onFrame) {
+    try {
+      if (onFrame(parsed === undefined ? data : parsed) === true) return undefined;
+    } catch (error) {
+      console.error("[agents-vue] onFrame threw; the frame is handled as usual.", error);
+    }
+  }
+  if (parsed === undefined) {
+    const size = typeof data === "string" ? `${data.length} characters` : data instanceof ArrayBuffer ? `${data.byteLength} bytes of binary` : typeof data;
+    warn("non-json", `Ignored a socket frame that is not JSON (${size}).`);
+    return undefined;
+  }
+  const reading = readFrame<M>(parsed);
+  if (reading.kind === "invalid") warn(reading.problem, `Ignored ${reading.problem}.`);
+  return reading.kind === "chat" ? reading.frame : undefined;
+}

@@ -76,3 +76,15 @@ export function getAgentMessages<M extends UIMessage = UIMessage>(options: GetAg
   const url = `${base.replace(/\/$/, "")}/agents/${agentNameToKebab(options.agent)}/${encodeURIComponent(options.name)}/get-messages`;
   return fetchTranscript<M>(url, options, `${options.agent}/${options.name}`);
 }
+
+/** Runs a transcript reader; failures are reported here and read as `null`. */
+export async function readSafely<M extends UIMessage>(read: () => Promise<M[]>, label: string): Promise<M[] | null> {
+  try {
+    const stored = await read();
+    if (Array.isArray(stored)) return stored;
+    console.warn(`[agents-vue] The stored transcript of ${label} is not an array; ignoring it.`);
+  } catch (error) {
+    console.warn(`[agents-vue] Could not read the transcript of ${label}:`, errorText(error));
+  }
+  return null;
+}

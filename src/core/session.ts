@@ -1,52 +1,29 @@
-import { AbstractChat, type ChatRequestOptions, type ChatState, type ChatStatus, type CreateUIMessage, type UIMessage, createIdGenerator, generateId } from "ai";
+import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMessage, type UIMessage, createIdGenerator, generateId } from "ai";
 import { WebSocketChatTransport } from "agents/chat/transport";
-import { PublishingChatState } from "./chat-state";
-import { type CloseInfo, SocketBridge, connectionFailure } from "./connection";
-import { type ChatFrame, type ResponseFrame, parseJson, readFrame } from "./frames";
+import { PublishingChatState, placedChatState } from "./chat-state";
+import { SocketBridge } from "./connection";
+import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
-import { collapseReplays, droppedTextStart, onResponse } from "./model/response-rules";
+import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished } from "./model/response-rules";
 import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed } from "./model/resume-rules";
-import type { ReadBack } from "./model/streams";
-import {
-  applyMessageUpdate,
-  applySnapshot,
-  firstReadAnswered,
-  readAnswered,
-  receivedClear,
-  removeEmptyReplies,
-  resetTranscript
-} from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, firstReadAnswered, localClear, localReplace, readAnswered, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
 import { Wire } from "./protocol";
 import { requestBody, toUserMessage } from "./requests";
-import type { AddToolOutputOptions, SessionConfig, SessionSettings, TranscriptReader } from "./settings";
+import { readSafely } from "./load";
+import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
+import { callUser, limitedWarner } from "./diagnostics";
 
 export type * from "./settings";
+export { warnDeprecated } from "./diagnostics";
 
 type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
 
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const probeIds = createIdGenerator({ size: 21 });
-const warnedDeprecations = new Set<string>();
-
-/** One warning per key per page, for deprecated options (as upstream does). */
-export function warnDeprecated(key: string, message: string): void {
-  if (warnedDeprecations.has(key)) return;
-  warnedDeprecations.add(key);
-  console.warn(`[agents-vue] Deprecated: ${message}`);
-}
-
-function callUser(name: string, run: () => void): void {
-  try {
-    run();
-  } catch (error) {
-    console.error(`[agents-vue] ${name} threw:`, error);
-  }
-}
-
 /**
  * One conversation over one socket: the shell around the chat model. It wires
  * the socket, upstream's transport and the AI SDK chat to the rules in
@@ -57,21 +34,20 @@ export class ChatSession<M extends UIMessage> {
   readonly chat: AbstractChat<M>;
   readonly transport: WebSocketChatTransport<M>;
   private readonly model: ChatModel<M>;
-  private readonly tools: ToolActions<M>;
+  /** Tool outputs, approvals and client tool runs. */
+  readonly tools: ToolActions<M>;
   private readonly bridge: SocketBridge;
   private readonly state: PublishingChatState<M>;
   private readonly config: SessionConfig<M>;
   private readonly loaded: Promise<void>;
   private resolveLoaded!: () => void;
   private disposed = false;
-  private failedAttempts = 0;
   /** The AI SDK resume every caller shares (#1837). */
   private resumeOperation: Promise<void> | null = null;
   private continuationTimer: ReturnType<typeof setTimeout> | null = null;
-  private flushingOutbox = false;
   private lastStatus: ChatStatus = "ready";
   private reconcileQueued = false;
-  private readonly warned = new Map<string, number>();
+  private readonly warnLimited = limitedWarner();
 
   constructor(config: SessionConfig<M>) {
     this.config = config;
@@ -90,10 +66,9 @@ export class ChatSession<M extends UIMessage> {
     this.bridge = new SocketBridge(config.socket, {
       message: (data) => this.onSocketData(data),
       open: () => this.onSocketOpen(),
-      close: (event) => this.onSocketClose(event),
-      error: () => this.onSocketError(),
+      close: () => this.onSocketClose(),
       transportSend: (data) => this.onTransportSend(data)
-    });
+    }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
     this.transport = new WebSocketChatTransport<M>({
       agent: this.bridge.transportView,
       activeRequestIds: local,
@@ -103,71 +78,31 @@ export class ChatSession<M extends UIMessage> {
     });
     this.model = new ChatModel(this.state, this.ports(), local, config.chatInit.generateId ?? generateId);
     this.model.base.hold(config.initialMessages);
-    const state = this.state;
     const placement = this.model.placement;
-    // The AI SDK writes its responses through the placement (a continuation lands in the message it continues).
-    const chatFacing: ChatState<M> = {
-      get status() {
-        return state.status;
-      },
-      set status(status: ChatStatus) {
-        state.status = status;
-      },
-      get error() {
-        return state.error;
-      },
-      set error(error: Error | undefined) {
-        state.error = error;
-      },
-      get messages() {
-        return state.messages;
-      },
-      set messages(next: M[]) {
-        state.messages = next;
-      },
-      pushMessage: (message: M) => placement.place(message),
-      popMessage: () => state.popMessage(),
-      replaceMessage: (index: number, message: M) => placement.place(message, index),
-      snapshot: state.snapshot
-    };
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
       id: config.chatId,
-      state: chatFacing,
+      state: placedChatState(this.state, (message, index) => placement.place(message, index)),
       transport: this.transport,
       onData: (part) => this.settings.onData?.(part),
       onError: (error) => this.settings.onError?.(error),
       onFinish: (event) => {
-        this.model.intents.unechoed.clear();
-        if (this.model.streams.unsequenced.delete(event.message.id)) collapseReplays(this.model, event.message.id);
-        placement.finished(event.message.id);
-        // Rule (own turn folds into the base): the sender gets no broadcast of its own turn.
-        if (!event.isAbort && !event.isError && !event.isDisconnect && event.message.parts.length > 0) {
-          const index = event.messages.findIndex((message) => message.id === event.message.id);
-          if (index >= 0) this.model.base.hold(event.messages.slice(0, index + 1));
-        }
+        ownTurnFinished(this.model, event);
         this.settings.onFinish?.(event);
       }
     });
-    this.tools = new ToolActions<M>({
+    this.tools = new ToolActions<M>(this.model, {
       chat: this.chat,
-      book: this.model.tools,
-      settings: () => this.settings,
-      messages: () => this.state.messages,
-      send: (frame) => this.send(frame),
       requestContinuation: () => this.requestContinuation(),
       resubmit: () => void this.sendMessage(),
       invalidate: (id) => this.state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
       publishRunning: (running) => (cells.runningToolCalls.value = running),
-      disposed: () => this.disposed,
-      reconcile: () => this.scheduleReconcile()
+      disposed: () => this.disposed
     });
     cells.serverStreaming.value = cells.recovering.value = cells.toolContinuation.value = false;
     cells.runningToolCalls.value = new Set();
     cells.queued.value = [];
     cells.loading.value = !!config.loadOnOpen;
-    cells.connectionError.value = config.socket.connectionError ?? null;
-    cells.connection.value = this.bridge.isOpen ? "open" : "connecting";
     if (!config.loadOnOpen) this.resolveLoaded();
     if (this.bridge.isOpen) this.onSocketOpen();
   }
@@ -179,10 +114,6 @@ export class ChatSession<M extends UIMessage> {
   /** Resolves once the first transcript is in (or was given). */
   get ready(): Promise<void> {
     return this.loaded;
-  }
-
-  get messages(): M[] {
-    return this.state.messages;
   }
 
   /** What the rules may ask of the world. */
@@ -217,9 +148,6 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const { link, probes } = this.model;
     link.open = true;
-    this.failedAttempts = 0;
-    this.config.cells.connection.value = "open";
-    this.config.cells.connectionError.value = null;
     if (!link.everOpened) {
       link.everOpened = true;
       // Probe first, then read: a turn still running is offered on this
@@ -235,52 +163,23 @@ export class ChatSession<M extends UIMessage> {
     this.scheduleReconcile();
   }
 
-  private onSocketClose(event: CloseInfo): void {
+  private onSocketClose(): void {
     if (this.disposed) return;
-    const { cells, socket, label } = this.config;
     const wasOpen = this.model.link.open;
     this.model.link.open = false;
-    cells.connection.value = this.bridge.finalClose ? "closed" : "connecting";
-    if (!wasOpen) {
-      // The attempt never opened: the address is unreachable or refused.
-      cells.connectionError.value = socket.connectionError ?? connectionFailure(label, event, ++this.failedAttempts);
-    } else if (socket.connectionError) {
-      cells.connectionError.value = socket.connectionError;
-    }
     const queued = this.model.intents.queued.length;
     if (this.bridge.finalClose && queued > 0) {
-      this.warnLimited("outbox", `${queued} message(s) wait for ${label}, whose connection closed for good; they stay queued until it reconnects.`);
+      this.warnLimited("outbox", `${queued} message(s) wait for ${this.config.label}, whose connection closed for good; they stay queued until it reconnects.`);
     }
     if (!wasOpen) return;
     socketClosed(this.model);
     this.scheduleReconcile();
   }
 
-  private onSocketError(): void {
-    if (this.disposed || this.model.link.open) return;
-    this.config.cells.connectionError.value ??= connectionFailure(this.config.label, {}, this.failedAttempts + 1);
-  }
-
   private onSocketData(data: unknown): void {
     if (this.disposed) return;
-    const parsed = parseJson(data);
-    const onFrame = this.settings.onFrame;
-    if (onFrame) {
-      try {
-        if (onFrame(parsed === undefined ? data : parsed) === true) return;
-      } catch (error) {
-        console.error("[agents-vue] onFrame threw; the frame is handled as usual.", error);
-      }
-    }
-    if (parsed === undefined) {
-      const size = typeof data === "string" ? `${data.length} characters` : data instanceof ArrayBuffer ? `${data.byteLength} bytes of binary` : typeof data;
-      this.warnLimited("non-json", `Ignored a socket frame that is not JSON (${size}).`);
-      return;
-    }
-    const reading = readFrame<M>(parsed);
-    if (reading.kind === "other") return;
-    if (reading.kind === "invalid") return this.warnLimited(reading.problem, `Ignored ${reading.problem}.`);
-    const frame = reading.frame;
+    const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
+    if (!frame) return;
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
     // Only the transport's own streams read response frames, and only their
     // requests' (checked before handling: a terminal frame releases the id).
@@ -293,12 +192,8 @@ export class ChatSession<M extends UIMessage> {
     }
     if (!forward) return;
     const response = frame as ResponseFrame;
-    const partId = response.continuation ? droppedTextStart(this.model, response) : undefined;
-    if (partId !== undefined) {
-      const body = JSON.stringify({ type: "text-start", id: partId });
-      const start = { ...response, body, seq: undefined, done: false, error: false, replay: false, replayComplete: false };
-      this.bridge.deliver(start, JSON.stringify({ type: Wire.chatResponse, id: response.id, body, done: false, continuation: true }));
-    }
+    const opened = response.continuation ? droppedTextStart(this.model, response) : undefined;
+    if (opened) this.bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
     this.bridge.deliver(response, data as string);
   }
 
@@ -321,8 +216,10 @@ export class ChatSession<M extends UIMessage> {
         return onPending(m, frame.id, frame.probeId);
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
-      case "response":
-        return this.readBack(onResponse(m, frame));
+      case "response": {
+        const readBack = onResponse(m, frame);
+        return readBack === "none" ? undefined : this.reread(readBack === "always");
+      }
     }
   }
 
@@ -403,7 +300,7 @@ export class ChatSession<M extends UIMessage> {
     if (!load) return;
     const read = this.model.base.read(false);
     this.config.cells.loading.value = true;
-    void this.readTranscript(load).then((stored) => {
+    void readSafely(load, this.config.label).then((stored) => {
       if (this.disposed) return;
       firstReadAnswered(this.model, read, stored);
       // The history must be on screen before `isLoading` says it is.
@@ -418,25 +315,9 @@ export class ChatSession<M extends UIMessage> {
     const reader = this.config.readStored;
     if (!reader || (!always && !this.settings.resyncOnReconnect)) return;
     const read = this.model.base.read(always, attempt);
-    void this.readTranscript(reader).then((stored) => {
+    void readSafely(reader, this.config.label).then((stored) => {
       if (!this.disposed) readAnswered(this.model, read, stored);
     });
-  }
-
-  private readBack(kind: ReadBack): void {
-    if (kind !== "none") this.reread(kind === "always");
-  }
-
-  /** Runs a transcript reader; failures were already reported, so they read as nothing. */
-  private async readTranscript(read: TranscriptReader<M>): Promise<M[] | null> {
-    try {
-      const stored = await read();
-      if (Array.isArray(stored)) return stored;
-      console.warn(`[agents-vue] The stored transcript of ${this.config.label} is not an array; ignoring it.`);
-    } catch (error) {
-      console.warn(`[agents-vue] Could not read the transcript of ${this.config.label}:`, errorText(error));
-    }
-    return null;
   }
 
   // ─── Requests ─────────────────────────────────────────────────────
@@ -446,34 +327,18 @@ export class ChatSession<M extends UIMessage> {
     const { base, intents } = this.model;
     this.transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
     const body = await requestBody(settings, request, this.config.partyKey(), base.known);
-    if (request.trigger === "regenerate-message" || request.messageId !== undefined) intents.settleRewrite(this.state.messages);
-    if (request.trigger === "submit-message") {
-      const sent = request.messages.findLast((message) => message.role === "user");
-      if (sent && !base.known.has(sent.id)) intents.unechoed.add(sent.id);
-    }
+    intents.requestPrepared(request, base.known, this.state.messages);
     return body;
   }
 
-  /**
-   * Sends a message. Rule (queued sends): while the socket is down, the stored
-   * transcript is still loading, or a turn this client did not start streams,
-   * the message shows at once and waits, and queued messages go out in order,
-   * each after the previous turn settled: a request carries the whole
-   * transcript, and one sent early would make the server drop history or
-   * store a partial copy of the other reply.
-   */
+  /** Sends a message, or queues it (see `ChatModel.mustQueue`); an edit is a rewrite. */
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const editedId = (message as { messageId?: unknown } | undefined)?.messageId;
     if (editedId != null) return this.rewrite(() => this.chat.sendMessage(message, options), String(editedId));
-    if (message !== undefined && this.mustQueue()) return this.enqueue(message, options);
+    if (message !== undefined && this.model.mustQueue()) return this.enqueue(message, options);
     const request = this.chat.sendMessage(message, options);
     if (message !== undefined && this.state.status === "streaming") this.model.placement.protectStreamingTail();
     return request;
-  }
-
-  private mustQueue(): boolean {
-    const m = this.model;
-    return !m.link.open || this.config.cells.loading.value || m.intents.queued.length > 0 || this.flushingOutbox || m.observed.active || this.resumeOperation !== null;
   }
 
   private async enqueue(input: NonNullable<SendInput<M>>, options: ChatRequestOptions | undefined): Promise<void> {
@@ -493,15 +358,13 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private flushOutbox(): void {
-    const m = this.model;
-    if (this.flushingOutbox || !m.link.open || this.config.cells.loading.value || m.observed.active || m.busy) return;
-    if (this.resumeOperation || isRunning(m.continuation)) return;
-    const entry = m.intents.queued.shift();
+    const intents = this.model.intents;
+    const entry = this.model.nextQueued();
     if (!entry) return;
-    this.flushingOutbox = true;
+    intents.sending = true;
     this.publishOutbox();
     void this.chat.sendMessage(entry.message as unknown as CreateUIMessage<M>, entry.options).finally(() => {
-      this.flushingOutbox = false;
+      intents.sending = false;
       entry.settle();
       this.scheduleReconcile();
     });
@@ -542,44 +405,19 @@ export class ChatSession<M extends UIMessage> {
     }
   }
 
-  /**
-   * Clears the transcript here and on the server. Rule (clear): the turns it
-   * interrupts read back when they end (the server can store a partial reply
-   * after it emptied the transcript), and the server does not echo the clear
-   * to this client, so it reads once at once and holds back the cleared
-   * messages until that read answers.
-   */
+  /** Clears the transcript here and on the server (see `localClear`). */
   clearHistory(): void {
-    const m = this.model;
-    const interrupted = [...(m.busy ? m.local : []), m.observed.streamId, this.transport.activeServerTurnId];
-    const cleared = new Set(this.state.messages.map((message) => message.id));
-    this.settleDropped(resetTranscript(m));
-    for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
-    this.send({ type: Wire.chatClear });
-    // A hold needs a reader, and an open socket so that the clear reaches the server first.
-    m.intents.clear = null;
-    if (cleared.size > 0 && m.link.open && this.config.readStored) {
-      m.intents.beginClear(cleared, m.base.newestRead);
-      this.reread(true);
-    }
+    const interrupted = [this.model.observed.streamId, this.transport.activeServerTurnId];
+    const { dropped, read } = localClear(this.model, interrupted, !!this.config.readStored);
+    this.settleDropped(dropped);
+    if (read) this.reread(true);
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
   setMessages(next: M[] | ((current: M[]) => M[])): void {
     const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
-    if (!Array.isArray(resolved)) {
-      console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
-      return;
-    }
-    const base = this.model.base;
-    // A later transcript read must not put back what this edit removed.
-    base.replacedLocally();
-    if (this.settings.syncMessagesToServer) {
-      this.send({ type: Wire.chatMessages, messages: resolved });
-      base.known.clear();
-      base.hold(resolved);
-    }
-    this.state.messages = [...resolved];
+    if (Array.isArray(resolved)) localReplace(this.model, resolved, this.settings.syncMessagesToServer);
+    else console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
@@ -587,18 +425,6 @@ export class ChatSession<M extends UIMessage> {
     this.config.cells.runningToolCalls.value = new Set();
     for (const entry of dropped) entry.settle();
     if (dropped.length > 0) this.publishOutbox();
-  }
-
-  addToolOutput(options: AddToolOutputOptions): void {
-    this.tools.addToolOutput(options);
-  }
-
-  addToolResult(args: { tool?: string; toolCallId: string; output?: unknown }): void {
-    this.tools.addToolResult(args);
-  }
-
-  addToolApprovalResponse(args: Parameters<AbstractChat<M>["addToolApprovalResponse"]>[0]): Promise<void> {
-    return this.tools.addToolApprovalResponse(args);
   }
 
   // ─── Reconcile (what React runs as effects) ───────────────────────
@@ -647,18 +473,7 @@ export class ChatSession<M extends UIMessage> {
     }
   }
 
-  private warnLimited(key: string, message: string): void {
-    const count = this.warned.get(key) ?? 0;
-    if (count >= 5) return;
-    this.warned.set(key, count + 1);
-    console.warn(`[agents-vue] ${message}${count === 4 ? " (further warnings like this are muted)" : ""}`);
-  }
-
-  /**
-   * Ends the session: listeners and timers go, local streams stop without
-   * cancelling the server turn (unless `cancelOnClientAbort`), and an owned
-   * socket closes.
-   */
+  /** Ends the session: listeners and timers go, local streams stop (the server turn runs on unless `cancelOnClientAbort`), an owned socket closes. */
   dispose(): void {
     if (this.disposed) return;
     const { cancelOnClientAbort } = this.settings;

@@ -1,11 +1,11 @@
 import type { ChatInit, ChatStatus, UIMessage } from "ai";
 import type { Cell } from "./chat-state";
-import type { AgentSocket } from "./connection";
+import type { AgentSocket, ConnectionStatus } from "./connection";
+
+export type { ConnectionStatus };
 import type { ChatTurnEndEvent } from "./protocol";
 import type { AITool } from "./tools";
 
-/** Connection lifecycle as the UI sees it. */
-export type ConnectionStatus = "connecting" | "open" | "closed";
 
 /** Options for adding a tool output. */
 export interface AddToolOutputOptions {

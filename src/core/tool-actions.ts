@@ -1,16 +1,13 @@
 import { type AbstractChat, type UIMessage, getToolName, isToolUIPart } from "ai";
+import type { ChatModel } from "./model";
 import type { ToolBook, ToolRun } from "./model/tools";
 import { Wire } from "./protocol";
 import type { AddToolOutputOptions, OnToolCallCallback, SessionSettings } from "./settings";
 import { errorText, extractClientToolSchemas, pendingToolParts } from "./tools";
 
-/** What the tool actions need from the session. */
+/** What the tool actions need from the session beyond the model. */
 export interface ToolHost<M extends UIMessage> {
   readonly chat: AbstractChat<M>;
-  readonly book: ToolBook;
-  settings(): SessionSettings<M>;
-  messages(): M[];
-  send(frame: Record<string, unknown>): void;
   /** The server continues the turn after an output or approval (with `autoContinueAfterToolResult`). */
   requestContinuation(): void;
   /** A bare `sendMessage()`: the resubmission of the deprecated flows. */
@@ -19,14 +16,28 @@ export interface ToolHost<M extends UIMessage> {
   invalidate(toolCallId: string): void;
   publishRunning(running: ReadonlySet<string>): void;
   disposed(): boolean;
-  reconcile(): void;
 }
 
 /** Tool outputs, approvals and client tool runs: what goes to the server and what shows at once. */
 export class ToolActions<M extends UIMessage> {
   private resolving = false;
 
-  constructor(private readonly host: ToolHost<M>) {}
+  constructor(
+    private readonly model: ChatModel<M>,
+    private readonly host: ToolHost<M>
+  ) {}
+
+  private get book(): ToolBook {
+    return this.model.tools;
+  }
+
+  private settings(): SessionSettings<M> {
+    return this.model.io.settings();
+  }
+
+  private send(frame: Record<string, unknown>): void {
+    this.model.io.send(frame);
+  }
 
   /** Answers a tool call: the server gets a `cf_agent_tool_result`, the part updates in place. */
   addToolOutput(options: AddToolOutputOptions): void {
@@ -34,8 +45,8 @@ export class ToolActions<M extends UIMessage> {
     const toolName = options.toolName ?? this.toolNameOf(options.toolCallId) ?? "";
     const failed = options.state === "output-error";
     // An error is a deliberate client action: the server does not auto-continue.
-    const autoContinue = failed ? false : host.settings().autoContinueAfterToolResult;
-    host.send({
+    const autoContinue = failed ? false : this.settings().autoContinueAfterToolResult;
+    this.send({
       type: Wire.toolResult,
       toolCallId: options.toolCallId,
       toolName,
@@ -43,7 +54,7 @@ export class ToolActions<M extends UIMessage> {
       ...(options.state ? { state: options.state } : {}),
       ...(options.errorText !== undefined ? { errorText: options.errorText } : {}),
       autoContinue,
-      clientTools: extractClientToolSchemas(host.settings().tools)
+      clientTools: extractClientToolSchemas(this.settings().tools)
     });
     if (!failed) this.showResult(options.toolCallId, options.output);
     if (autoContinue) host.requestContinuation();
@@ -58,10 +69,10 @@ export class ToolActions<M extends UIMessage> {
   /** @deprecated upstream's `addToolResult`: sends the output and, with auto-continue off, resubmits. */
   addToolResult(args: { tool?: string; toolCallId: string; output?: unknown }): void {
     const host = this.host;
-    const settings = host.settings();
+    const settings = this.settings();
     const toolName = args.tool ?? this.toolNameOf(args.toolCallId) ?? "";
     const autoContinue = settings.autoContinueAfterToolResult;
-    host.send({
+    this.send({
       type: Wire.toolResult,
       toolCallId: args.toolCallId,
       toolName,
@@ -74,8 +85,8 @@ export class ToolActions<M extends UIMessage> {
     if (autoContinue) return host.requestContinuation();
     if (!settings.autoSendAfterAllConfirmationsResolved) return host.resubmit();
     // Legacy confirmation flow: resubmit once no confirmation is waiting.
-    const book = host.book;
-    const waiting = pendingToolParts(host.messages()).filter(
+    const book = this.book;
+    const waiting = pendingToolParts(this.model.messages).filter(
       (part) =>
         part.toolCallId !== args.toolCallId &&
         settings.toolsRequiringConfirmation.includes(getToolName(part)) &&
@@ -88,7 +99,7 @@ export class ToolActions<M extends UIMessage> {
   addToolApprovalResponse(args: Parameters<AbstractChat<M>["addToolApprovalResponse"]>[0]): Promise<void> {
     const host = this.host;
     let toolCallId: string | undefined;
-    for (const message of host.messages()) {
+    for (const message of this.model.messages) {
       const part = message.parts.find((candidate) => isToolUIPart(candidate) && (candidate as { approval?: { id?: unknown } }).approval?.id === args.id);
       if (part) {
         toolCallId = (part as { toolCallId: string }).toolCallId;
@@ -96,8 +107,8 @@ export class ToolActions<M extends UIMessage> {
       }
     }
     if (toolCallId) {
-      const autoContinue = host.settings().autoContinueAfterToolResult;
-      host.send({ type: Wire.toolApproval, toolCallId, approved: args.approved, autoContinue });
+      const autoContinue = this.settings().autoContinueAfterToolResult;
+      this.send({ type: Wire.toolApproval, toolCallId, approved: args.approved, autoContinue });
       if (autoContinue) host.requestContinuation();
     } else {
       console.warn(`[agents-vue] addToolApprovalResponse: no tool part awaits approval "${args.id}"; nothing was sent to the server.`);
@@ -107,8 +118,8 @@ export class ToolActions<M extends UIMessage> {
 
   /** Runs the client tool calls that wait once the response ended (see `ToolBook.runnable`). */
   runPending(): void {
-    const settings = this.host.settings();
-    const runs = this.host.book.runnable(this.host.messages(), settings.tools, !!settings.onToolCall, settings.automaticToolResolution);
+    const settings = this.settings();
+    const runs = this.book.runnable(this.model.messages, settings.tools, !!settings.onToolCall, settings.automaticToolResolution);
     for (const run of runs) this.run(run, settings.onToolCall);
   }
 
@@ -147,10 +158,10 @@ export class ToolActions<M extends UIMessage> {
   /** The deprecated `experimental_automaticToolResolution`: runs tools with `execute` in order, then sends all results. */
   resolveAutomatically(): void {
     const host = this.host;
-    const settings = host.settings();
+    const settings = this.settings();
     if (!settings.automaticToolResolution || this.resolving) return;
     const tools = settings.tools;
-    const calls = host.book.automatic(host.messages(), tools, settings.toolsRequiringConfirmation);
+    const calls = this.book.automatic(this.model.messages, tools, settings.toolsRequiringConfirmation);
     if (calls.length === 0) return;
     this.resolving = true;
     void (async () => {
@@ -167,13 +178,13 @@ export class ToolActions<M extends UIMessage> {
               output = `Error executing tool: ${errorText(error)}`;
             }
           }
-          host.book.processed.add(part.toolCallId);
+          this.book.processed.add(part.toolCallId);
           results.push({ toolCallId: part.toolCallId, toolName, output });
         }
         if (host.disposed()) return;
         const clientTools = extractClientToolSchemas(tools);
         for (const result of results) {
-          host.send({ type: Wire.toolResult, ...result, autoContinue: host.settings().autoContinueAfterToolResult, clientTools });
+          this.send({ type: Wire.toolResult, ...result, autoContinue: this.settings().autoContinueAfterToolResult, clientTools });
         }
         await Promise.all(
           results.map((result) => host.chat.addToolOutput({ tool: result.toolName as never, toolCallId: result.toolCallId, output: result.output as never }))
@@ -182,18 +193,18 @@ export class ToolActions<M extends UIMessage> {
         host.requestContinuation();
       } finally {
         this.resolving = false;
-        host.reconcile();
+        this.model.io.reconcile();
       }
     })();
   }
 
   private showResult(toolCallId: string, output: unknown): void {
-    this.host.book.results.set(toolCallId, output);
+    this.book.results.set(toolCallId, output);
     this.host.invalidate(toolCallId);
   }
 
   private markRunning(toolCallId: string, running: boolean): void {
-    const set = this.host.book.running;
+    const set = this.book.running;
     if (running === set.has(toolCallId)) return;
     if (running) set.add(toolCallId);
     else set.delete(toolCallId);
@@ -201,7 +212,7 @@ export class ToolActions<M extends UIMessage> {
   }
 
   private toolNameOf(toolCallId: string): string | undefined {
-    const messages = this.host.messages();
+    const messages = this.model.messages;
     for (let i = messages.length - 1; i >= 0; i--) {
       for (const part of (messages[i] as M).parts) if (isToolUIPart(part) && part.toolCallId === toolCallId) return getToolName(part);
     }

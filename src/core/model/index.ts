@@ -3,7 +3,7 @@ import type { WebSocketChatTransport } from "agents/chat/transport";
 import type { SessionSettings } from "../settings";
 import { TranscriptBase } from "./base";
 import { type Continuation, idle, isRunning } from "./continuation";
-import { LocalIntents } from "./intents";
+import { LocalIntents, type QueuedSend } from "./intents";
 import { ObservedTurn } from "./observed";
 import { ReplyPlacement, type WorkingList } from "./placement";
 import { StreamRecords } from "./streams";
@@ -119,6 +119,25 @@ export class ChatModel<M extends UIMessage> {
   get busy(): boolean {
     const status = this.io.status();
     return status === "submitted" || status === "streaming";
+  }
+
+  /**
+   * Rule (queued sends): a new message waits while the socket is down, the
+   * first transcript read is out, older queued messages go first, a turn
+   * this client did not start streams, or a resume owns the chat's response.
+   * A request carries the whole transcript: one sent early would make the
+   * server drop history, or store a partial copy of the other reply.
+   */
+  mustQueue(): boolean {
+    const { intents } = this;
+    return !this.link.open || this.io.loading() || intents.queued.length > 0 || intents.sending || this.observed.active || this.io.resuming();
+  }
+
+  /** The queued send that may go out now (each after the previous turn settled), taken off the queue. */
+  nextQueued(): QueuedSend<M> | undefined {
+    if (this.intents.sending || !this.link.open || this.io.loading() || this.observed.active || this.busy) return undefined;
+    if (this.io.resuming() || isRunning(this.continuation)) return undefined;
+    return this.intents.queued.shift();
   }
 
   /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */

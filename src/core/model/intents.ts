@@ -58,6 +58,8 @@ export class LocalIntents<M extends UIMessage> {
   clear: Clear | null = null;
   /** Sends waiting to go out, in order; shown after the transcript. */
   readonly queued: Array<QueuedSend<M>> = [];
+  /** The first queued send is going out; the next waits until its turn settled. */
+  sending = false;
 
   /** A regenerate or an edit starts; a rewrite already in flight hands over what it holds back. */
   beginRewrite(current: readonly M[], editedId: string | undefined): Rewrite<M> {
@@ -165,6 +167,17 @@ export class LocalIntents<M extends UIMessage> {
     const present = new Set(next.map((message) => message.id));
     const restored = current.filter((message) => restore.has(message.id) && !present.has(message.id));
     return restored.length === 0 ? next : [...next, ...restored];
+  }
+
+  /**
+   * A request is about to go out: a rewrite's cut is read now, and the user
+   * message a submit carries is unconfirmed until a frame carries it.
+   */
+  requestPrepared(request: { messages: M[]; trigger: string; messageId?: string }, known: ReadonlySet<string>, current: readonly M[]): void {
+    if (request.trigger === "regenerate-message" || request.messageId !== undefined) this.settleRewrite(current);
+    if (request.trigger !== "submit-message") return;
+    const sent = request.messages.findLast((message) => message.role === "user");
+    if (sent && !known.has(sent.id)) this.unechoed.add(sent.id);
   }
 
   /** A reset (a clear, sent or received) drops every intent; queued sends are settled unsent. */

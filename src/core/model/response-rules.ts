@@ -166,7 +166,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
  * cannot apply a delta to a part its stream never opened, so the part id to
  * open is returned, and the placement joins it to the interrupted part.
  */
-export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): string | undefined {
+export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ResponseFrame | undefined {
   if (!frame.body.includes('"text-')) return undefined;
   const chunk = parseJson(frame.body);
   if (!isRecord(chunk) || typeof chunk.id !== "string") return undefined;
@@ -176,7 +176,26 @@ export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: Re
   if (chunk.type !== "text-delta" || open.has(chunk.id)) return undefined;
   open.add(chunk.id);
   m.placement.resumeText();
-  return chunk.id;
+  const body = JSON.stringify({ type: "text-start", id: chunk.id });
+  return { ...frame, body, seq: undefined, done: false, error: false, replay: false, replayComplete: false };
+}
+
+/**
+ * This client's own response finished in the AI SDK. Its sends are confirmed,
+ * and (rule: own turn folds into the base) a reply it finished with parts is
+ * held by the server: the sender gets no broadcast of its own turn.
+ */
+export function ownTurnFinished<M extends UIMessage>(
+  m: ChatModel<M>,
+  event: { message: M; messages: M[]; isAbort: boolean; isError: boolean; isDisconnect: boolean }
+): void {
+  const id = event.message.id;
+  m.intents.unechoed.clear();
+  if (m.streams.unsequenced.delete(id)) collapseReplays(m, id);
+  m.placement.finished(id);
+  if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
+  const index = event.messages.findIndex((message) => message.id === id);
+  if (index >= 0) m.base.hold(event.messages.slice(0, index + 1));
 }
 
 /** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */

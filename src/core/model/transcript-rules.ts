@@ -1,4 +1,5 @@
 import type { UIMessage } from "ai";
+import { Wire } from "../protocol";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
@@ -108,4 +109,39 @@ export function removeEmptyReplies<M extends UIMessage>(m: ChatModel<M>): void {
   if (ended.size === 0) return;
   m.streams.endedReplies = new Set();
   m.remove((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0);
+}
+
+/**
+ * Rule (local clear): the turns it interrupts read back when they end (the
+ * server can store a partial reply after it emptied the transcript), and as
+ * the server does not echo a clear to its sender, the cleared messages are
+ * held back until a read made now answers (it needs a reader, and an open
+ * socket so that the clear reaches the server first). Returns the queued
+ * sends dropped, and whether to read.
+ */
+export function localClear<M extends UIMessage>(
+  m: ChatModel<M>,
+  running: Array<string | null>,
+  canRead: boolean
+): { dropped: Array<QueuedSend<M>>; read: boolean } {
+  const interrupted = [...(m.busy ? m.local : []), ...running];
+  const cleared = new Set(m.messages.map((message) => message.id));
+  const dropped = resetTranscript(m);
+  for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
+  m.io.send({ type: Wire.chatClear });
+  const read = cleared.size > 0 && m.link.open && canRead;
+  if (read) m.intents.beginClear(cleared, m.base.newestRead);
+  else m.intents.clear = null;
+  return { dropped, read };
+}
+
+/** Rule (local replace): `setMessages` replaces the screen; no read that left before is admitted, and with `sync` the server gets the list. */
+export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
+  m.base.replacedLocally();
+  if (sync) {
+    m.io.send({ type: Wire.chatMessages, messages });
+    m.base.known.clear();
+    m.base.hold(messages);
+  }
+  m.replace([...messages]);
 }
