@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { defineConfig } from "tsdown";
+import { defineConfig, type Rolldown } from "tsdown";
 
 const { peerDependencies } = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as {
   peerDependencies: Record<string, string>;
@@ -10,7 +10,8 @@ export default defineConfig({
   format: "esm",
   platform: "neutral",
   target: "es2022",
-  dts: true,
+  // No declaration maps: they would point at src/, which the package does not ship.
+  dts: { sourcemap: false },
   sourcemap: true,
   clean: true,
   deps: {
@@ -19,5 +20,20 @@ export default defineConfig({
     // The built files may import only what a user installs next to the package: its peers.
     onlyImport: Object.keys(peerDependencies)
   },
-  outExtensions: () => ({ js: ".js", dts: ".d.ts" })
+  outExtensions: () => ({ js: ".js", dts: ".d.ts" }),
+  plugins: [dropDeclarationMapComments()]
 });
+
+/** The dts plugin drops the `.d.ts.map` files but leaves their `sourceMappingURL` comment behind. */
+function dropDeclarationMapComments(): Rolldown.Plugin {
+  return {
+    name: "drop-declaration-map-comments",
+    generateBundle(_options, bundle) {
+      for (const chunk of Object.values(bundle)) {
+        if (chunk.type === "chunk" && chunk.fileName.endsWith(".d.ts")) {
+          chunk.code = chunk.code.replace(/\n\/\/# sourceMappingURL=\S+\.d\.ts\.map\s*$/, "\n");
+        }
+      }
+    }
+  };
+}
