@@ -3,7 +3,7 @@
  *
  * npm never runs `prepack` for a git dependency: it clones the repo, installs
  * its dev dependencies, runs `prepare` only, and packs (pacote's DirFetcher).
- * Without this hook such an install has no dist/ (#16). In our own checkout
+ * Without this hook such an install has no dist/. In our own checkout
  * (`npm ci`, `npm pack`) npm was started in this folder, so we skip: installs
  * stay build-free and `npm pack` builds once, in `prepack`.
  *
