@@ -25,7 +25,7 @@
  * keeping the folder (its path is printed); `--keep` keeps it always.
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
@@ -281,8 +281,7 @@ function printFiles(files: PackedFile[], tarball: string): void {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const work = join(realpathSync(tmpdir()), `agents-vue-consumer-${Date.now()}`);
-  mkdirSync(work);
+  const work = mkdtempSync(join(realpathSync(tmpdir()), "agents-vue-consumer-"));
   console.log(`test:consumer in ${work}`);
   const packageDir = join(work, "package");
   const appDir = join(work, "vite-app");
@@ -294,7 +293,7 @@ async function main(): Promise<void> {
   let tarball = "";
   await steps.step("copy the repo (tracked and untracked files, so no dist/)", async () => {
     copyFiles(files, ROOT, packageDir);
-    // The build tools; npm pack does not read node_modules for a package without bundled dependencies.
+    // prepack's build runs the repo's tools; packing itself ignores node_modules (no bundled dependencies).
     symlinkSync(join(ROOT, "node_modules"), join(packageDir, "node_modules"), "dir");
     check(!existsSync(join(packageDir, "dist")), "the copy has a dist/ before packing");
   });
@@ -309,7 +308,10 @@ async function main(): Promise<void> {
   await steps.step("tarball contents: what package.json names, and nothing else", async () => {
     const packed = readTarball(readFileSync(tarball));
     printFiles(packed, tarball);
-    const problems = checkTarball(manifest, packed);
+    // The package.json npm wrote into the tarball, which is what a user's tools read.
+    const packedManifest = packed.find((file) => file.path === "package.json");
+    check(packedManifest, "the tarball has no package.json");
+    const problems = checkTarball(JSON.parse(packedManifest.content.toString("utf8")) as PackageManifest, packed);
     check(problems.length === 0, `the tarball is not what a user needs:\n- ${problems.join("\n- ")}`);
   });
 
