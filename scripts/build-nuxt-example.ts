@@ -12,74 +12,26 @@
  *
  * Exits non-zero on any failure. `--skip-install` reuses examples/nuxt/node_modules as is.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
-import { freePort, startWorker, type WorkerServer } from "../test/support/wrangler.ts";
+import { startNitro, type NitroServer } from "../test/support/nitro.ts";
+import { check, createSteps, run } from "../test/support/steps.ts";
+import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const APP = join(ROOT, "examples", "nuxt");
 const WORKER_CONFIG = join(ROOT, "examples", "chat", "worker", "wrangler.jsonc");
 const OUT = join(ROOT, "artifacts", "nuxt");
-const HOST = "127.0.0.1";
 const quietEnv = { ...process.env, NUXT_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NO_COLOR: "1" };
 
-const timings: Array<[string, number]> = [];
-async function phase<T>(name: string, run: () => Promise<T>): Promise<T> {
-  const started = Date.now();
-  console.log(`• ${name}`);
-  const result = await run();
-  const seconds = (Date.now() - started) / 1000;
-  timings.push([name, seconds]);
-  console.log(`  ok (${seconds.toFixed(1)} s)`);
-  return result;
-}
-
-function run(command: string, args: string[], cwd: string): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd, env: quietEnv, stdio: "inherit" });
-    child.once("error", fail);
-    child.once("exit", (code, signal) =>
-      code === 0 ? done() : fail(new Error(`${command} ${args.join(" ")} failed (${signal ?? `exit ${code}`})`))
-    );
-  });
-}
+const { step: phase, summary } = createSteps();
 
 function installIsCurrent(): boolean {
   const marker = join(APP, "node_modules", ".package-lock.json");
   return existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(APP, "package-lock.json")).mtimeMs;
-}
-
-/** Starts the built Nitro server; resolves once `/` answers. */
-async function startNitro(agentHost: string): Promise<{ origin: string; child: ChildProcess; output: () => string }> {
-  const port = await freePort();
-  let output = "";
-  const child = spawn(process.execPath, [join(APP, ".output", "server", "index.mjs")], {
-    cwd: APP,
-    env: { ...quietEnv, HOST, PORT: String(port), NUXT_PUBLIC_AGENT_HOST: agentHost },
-    stdio: ["ignore", "pipe", "pipe"]
-  });
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const origin = `http://${HOST}:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the Nitro server exited (${child.exitCode}):\n${output}`);
-    try {
-      await fetch(origin, { signal: AbortSignal.timeout(2_000) }).then((response) => response.arrayBuffer());
-      return { origin, child, output: () => output };
-    } catch {
-      if (Date.now() > deadline) throw new Error(`the Nitro server did not answer within 20 s:\n${output}`);
-      await new Promise((wait) => setTimeout(wait, 150));
-    }
-  }
-}
-
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Error(message);
 }
 
 async function main(): Promise<void> {
@@ -90,18 +42,22 @@ async function main(): Promise<void> {
     console.log("• install: examples/nuxt/node_modules is up to date, skipped");
   } else {
     await phase("install (npm ci in examples/nuxt)", () =>
-      run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], APP)
+      run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: APP, env: quietEnv })
     );
   }
 
-  await phase("build (nuxt build)", () => run(process.execPath, [realpathSync(join(APP, "node_modules", ".bin", "nuxt")), "build"], APP));
+  await phase("build (nuxt build)", () =>
+    run(process.execPath, [realpathSync(join(APP, "node_modules", ".bin", "nuxt")), "build"], { cwd: APP, env: quietEnv })
+  );
 
   let worker: WorkerServer | undefined;
-  let nitro: Awaited<ReturnType<typeof startNitro>> | undefined;
+  let nitro: NitroServer | undefined;
   try {
     worker = await phase("start the chat demo's agent (wrangler dev)", () => startWorker({ configPath: WORKER_CONFIG }));
     const agentHost = worker.host;
-    nitro = await phase("start the built server (node .output/server/index.mjs)", () => startNitro(agentHost));
+    nitro = await phase("start the built server (node .output/server/index.mjs)", () =>
+      startNitro(APP, { ...quietEnv, NUXT_PUBLIC_AGENT_HOST: agentHost })
+    );
     const server = nitro;
 
     await phase("server render of / (SSR)", async () => {
@@ -140,12 +96,12 @@ async function main(): Promise<void> {
       check(errors.length === 0, `the page reported errors:\n${errors.join("\n")}`);
     });
   } finally {
-    nitro?.child.kill("SIGTERM");
+    nitro?.stop();
     await worker?.stop();
   }
 
   const total = (Date.now() - started) / 1000;
-  console.log(`\nexample:nuxt passed in ${total.toFixed(1)} s (${timings.map(([name, s]) => `${name.split(" (")[0]} ${s.toFixed(1)} s`).join(", ")})`);
+  console.log(`\nexample:nuxt passed in ${total.toFixed(1)} s (${summary()})`);
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,472 @@
+/**
+ * `npm run test:consumer`: agents-vue as a user installs it. Everything
+ * happens in a fresh folder under the system temp dir:
+ *
+ * 1. the repo's files (tracked and untracked, not ignored: so no dist/) are
+ *    copied there and packed with `npm pack`, as `npm publish` packs: only the
+ *    `prepack` hook can put dist/ in the tarball;
+ * 2. the tarball's files are checked (test/support/package-contents.ts), and
+ *    the README's Install section and the CHANGELOG against package.json;
+ *    `npm publish --dry-run` runs;
+ * 3. the tarball is installed with its peers (the versions the repo's lockfile
+ *    holds, from the shared npm cache) into a fresh Vite + Vue app
+ *    (test/fixtures/consumer/vite-app), a copy of the test fixture worker whose
+ *    `agents-vue/server` import now means the package, and a copy of
+ *    examples/nuxt without its src/ alias;
+ * 4. a TypeScript consumer is type-checked under `moduleResolution` bundler
+ *    and node16; the worker is bundled by `wrangler deploy --dry-run`; both
+ *    apps are built;
+ * 5. the worker copy and the chat demo's agent run under `wrangler dev`, and
+ *    Chromium streams replies through the built Vite app (two turns with
+ *    `sendOnlyNewMessages`, rebuilt by the installed server half) and the
+ *    built Nuxt app.
+ *
+ * Prints each step with its time and exits non-zero on the first failure,
+ * keeping the folder (its path is printed); `--keep` keeps it always.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type Page } from "playwright";
+import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { startNitro, type NitroServer } from "../test/support/nitro.ts";
+import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
+import { check, createSteps, run } from "../test/support/steps.ts";
+import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const FIXTURES = join(ROOT, "test", "fixtures", "consumer");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as PackageManifest;
+const keep = process.argv.includes("--keep");
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  NUXT_TELEMETRY_DISABLED: "1",
+  DO_NOT_TRACK: "1",
+  NO_COLOR: "1",
+  WRANGLER_SEND_METRICS: "false",
+  WRANGLER_SEND_ERROR_REPORTS: "false"
+};
+// One npm cache for every install (the machine's), and no network round trip for what it already holds.
+const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
+
+const steps = createSteps();
+
+/** The version of a package in the repo's lockfile (as installed in node_modules). */
+function lockedVersion(name: string): string {
+  return (JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+}
+
+function pinned(names: string[]): Record<string, string> {
+  return Object.fromEntries(names.map((name) => [name, lockedVersion(name)]));
+}
+
+/** The repo's files as a fresh clone plus uncommitted work has them: tracked and untracked, minus ignored. */
+function repoFiles(): string[] {
+  const listed = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" });
+  return listed.split("\0").filter((path) => path && existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isFile());
+}
+
+function copyFiles(files: string[], from: string, to: string): void {
+  for (const path of files) {
+    const target = join(to, relative(from, join(ROOT, path)));
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(join(ROOT, path), target);
+  }
+}
+
+function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** `node <package bin>` from an app's own node_modules, whatever Node this is. */
+function binOf(appDir: string, name: string): string {
+  return realpathSync(join(appDir, "node_modules", ".bin", name));
+}
+
+/**
+ * Removes every alias entry that points into the repo's src/ from a Nuxt
+ * config, keeping other aliases: the copy must resolve `agents-vue` to the
+ * installed package. Works on the text, so it survives changes to the rest of
+ * the example; throws when it finds nothing to remove or leaves a src/ path.
+ */
+function dropSourceAliases(config: string): string {
+  let result = config;
+  let removed = 0;
+  const aliasAt = /\balias\s*:\s*[[{]/g;
+  for (let match = aliasAt.exec(result); match; match = aliasAt.exec(result)) {
+    const open = match.index + match[0].length - 1;
+    const { close, commas } = literalAt(result, open);
+    const bounds = [open, ...commas, close];
+    const entries = bounds.slice(1).map((end, index) => result.slice(bounds[index]! + 1, end));
+    const kept = entries.filter((entry) => entry.trim() !== "" && !/\bsrc\//.test(entry));
+    removed += entries.filter((entry) => /\bsrc\//.test(entry)).length;
+    result = result.slice(0, open + 1) + kept.join(",") + result.slice(close);
+    aliasAt.lastIndex = open + 1;
+  }
+  check(removed > 0, "examples/nuxt/nuxt.config.ts has no alias into src/ to remove; update dropSourceAliases()");
+  check(!/\bsrc\/index|\.\.\/\.\.\/src\b/.test(result), "the Nuxt config still points into the repo's src/ after removing its aliases");
+  return result;
+}
+
+/** The closing bracket and top-level commas of the object or array literal opening at `open`, past strings and comments. */
+function literalAt(text: string, open: number): { close: number; commas: number[] } {
+  const commas: number[] = [];
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const char = text[i]!;
+    if (char === "/" && text[i + 1] === "/") {
+      const end = text.indexOf("\n", i);
+      i = end < 0 ? text.length : end;
+    } else if (char === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else if (char === '"' || char === "'" || char === "`") {
+      for (i++; i < text.length && text[i] !== char; i++) if (text[i] === "\\") i++;
+    } else if ("([{".includes(char)) {
+      depth++;
+    } else if (")]}".includes(char)) {
+      if (--depth === 0) return { close: i, commas };
+    } else if (char === "," && depth === 1) {
+      commas.push(i);
+    }
+  }
+  throw new Error("unbalanced brackets in the Nuxt config");
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".json": "application/json"
+};
+
+/** Serves a built single-page app from `root` on 127.0.0.1 (index.html for unknown paths). */
+function serveStatic(root: string): Promise<{ origin: string; server: Server }> {
+  const server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url ?? "/", "http://localhost").pathname);
+    let file = join(root, path);
+    if (!file.startsWith(root + sep) || !existsSync(file) || statSync(file).isDirectory()) file = join(root, "index.html");
+    response.writeHead(200, { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream" });
+    response.end(readFileSync(file));
+  });
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      done({ origin: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`, server });
+    });
+  });
+}
+
+interface Frame {
+  type?: string;
+  id?: string;
+  body?: string;
+  done?: boolean;
+  error?: boolean;
+  init?: { body?: string };
+}
+
+/** Every frame the page's agent sockets sent and received, parsed. */
+function watchAgentSockets(page: Page): { sent: Frame[]; received: Frame[] } {
+  const frames = { sent: [] as Frame[], received: [] as Frame[] };
+  const parse = (payload: string | Buffer): Frame => {
+    try {
+      return JSON.parse(payload.toString()) as Frame;
+    } catch {
+      return {};
+    }
+  };
+  page.on("websocket", (socket) => {
+    if (!socket.url().includes("/agents/")) return;
+    socket.on("framesent", ({ payload }) => frames.sent.push(parse(payload)));
+    socket.on("framereceived", ({ payload }) => frames.received.push(parse(payload)));
+  });
+  return frames;
+}
+
+async function until<T>(read: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((wait) => setTimeout(wait, 50));
+  }
+}
+
+/** Letters and digits only, single-spaced: the reply as any renderer (plain text, markdown) shows it. */
+const plain = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+
+interface StreamedReply {
+  /** The reply text, from the text deltas the agent streamed. */
+  text: string;
+  deltas: number;
+  /** The chat request's body, as the page sent it. */
+  requestBody: Record<string, unknown>;
+}
+
+/**
+ * Types `question` into the page's chat input and sends it with Enter; waits
+ * for the agent's streamed reply to finish and for the page to show it.
+ */
+async function askAndStream(page: Page, frames: ReturnType<typeof watchAgentSockets>, question: string): Promise<StreamedReply> {
+  const input = page.getByTestId("chat-input").or(page.getByRole("textbox")).first();
+  await input.waitFor({ timeout: 20_000 });
+  const sentBefore = frames.sent.length;
+  await input.fill(question);
+  await input.press("Enter");
+  const request = await until(
+    () => frames.sent.slice(sentBefore).find((frame) => frame.type === "cf_agent_use_chat_request"),
+    15_000,
+    `the page to send "${question}"`
+  );
+  const responses = () => frames.received.filter((frame) => frame.type === "cf_agent_use_chat_response" && frame.id === request.id);
+  const last = await until(() => responses().find((frame) => frame.done), 30_000, `the reply to "${question}" to finish`);
+  check(!last.error, `the agent answered "${question}" with an error: ${last.body}`);
+  const deltas = responses()
+    .map((frame) => (frame.body ? (JSON.parse(frame.body) as { type?: string; delta?: string }) : {}))
+    .filter((chunk) => chunk.type === "text-delta")
+    .map((chunk) => chunk.delta ?? "");
+  check(deltas.length >= 2, `the reply to "${question}" came in ${deltas.length} text delta(s), not as a stream`);
+  const text = deltas.join("");
+  await page
+    .waitForFunction((expected) => document.body.innerText.replace(/[^\p{L}\p{N}]+/gu, " ").includes(expected), plain(text), {
+      timeout: 15_000
+    })
+    .catch(() => {
+      throw new Error(`the page does not show the reply "${text}"`);
+    });
+  return { text, deltas: deltas.length, requestBody: JSON.parse(request.init?.body ?? "{}") as Record<string, unknown> };
+}
+
+/** Opens `url` in a fresh page; fails on any page error, console error or warning. */
+async function withPage<T>(browser: Browser, url: string, use: (page: Page, frames: ReturnType<typeof watchAgentSockets>) => Promise<T>): Promise<T> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
+  });
+  const frames = watchAgentSockets(page);
+  try {
+    await page.goto(url);
+    const result = await use(page, frames);
+    check(problems.length === 0, `${url} reported:\n${problems.join("\n")}`);
+    return result;
+  } catch (error) {
+    if (problems.length === 0) throw error;
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${url} also reported:\n${problems.join("\n")}`, {
+      cause: error
+    });
+  } finally {
+    await context.close();
+  }
+}
+
+function printFiles(files: PackedFile[], tarball: string): void {
+  const width = Math.max(...files.map((file) => file.path.length));
+  for (const file of files.toSorted((a, b) => a.path.localeCompare(b.path))) {
+    console.log(`    ${file.path.padEnd(width)}  ${(file.size / 1000).toFixed(1).padStart(7)} kB`);
+  }
+  const unpacked = files.reduce((sum, file) => sum + file.size, 0);
+  console.log(`    ${files.length} files, ${(unpacked / 1000).toFixed(1)} kB unpacked, ${(statSync(tarball).size / 1000).toFixed(1)} kB packed`);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const work = mkdtempSync(join(realpathSync(tmpdir()), "agents-vue-consumer-"));
+  console.log(`test:consumer in ${work}`);
+  const packageDir = join(work, "package");
+  const appDir = join(work, "vite-app");
+  const workerDir = join(work, "worker");
+  const nuxtDir = join(work, "nuxt");
+  const files = repoFiles();
+  const filesUnder = (folder: string) => files.filter((path) => path.startsWith(`${folder}/`));
+
+  let tarball = "";
+  await steps.step("copy the repo (tracked and untracked files, so no dist/)", async () => {
+    copyFiles(files, ROOT, packageDir);
+    // prepack's build runs the repo's tools; packing itself ignores node_modules (no bundled dependencies).
+    symlinkSync(join(ROOT, "node_modules"), join(packageDir, "node_modules"), "dir");
+    check(!existsSync(join(packageDir, "dist")), "the copy has a dist/ before packing");
+  });
+
+  await steps.step("npm pack (as npm publish packs: prepack builds dist/)", async () => {
+    await run("npm", ["pack", "--pack-destination", work, "--loglevel=error"], { cwd: packageDir, env, quiet: true });
+    const packed = readdirSync(work).filter((name) => name.endsWith(".tgz"));
+    check(packed.length === 1, `npm pack wrote ${packed.length} tarballs`);
+    tarball = join(work, packed[0]!);
+  });
+
+  await steps.step("tarball contents: what package.json names, and nothing else", async () => {
+    const packed = readTarball(readFileSync(tarball));
+    printFiles(packed, tarball);
+    // The package.json npm wrote into the tarball, which is what a user's tools read.
+    const packedManifest = packed.find((file) => file.path === "package.json");
+    check(packedManifest, "the tarball has no package.json");
+    const problems = checkTarball(JSON.parse(packedManifest.content.toString("utf8")) as PackageManifest, packed);
+    check(problems.length === 0, `the tarball is not what a user needs:\n- ${problems.join("\n- ")}`);
+  });
+
+  await steps.step("README Install section and CHANGELOG against package.json", async () => {
+    const [readme, changelog] = ["README.md", "CHANGELOG.md"].map((name) => readFileSync(join(packageDir, name), "utf8"));
+    const problems = checkReleaseDocs(manifest, readme!, changelog!);
+    check(problems.length === 0, `- ${problems.join("\n- ")}`);
+  });
+
+  await steps.step("npm publish --dry-run", async () => {
+    const output = await run("npm", ["publish", "--dry-run"], { cwd: packageDir, env, quiet: true });
+    check(output.includes(`+ ${manifest.name}@${manifest.version}`), `npm publish --dry-run did not publish ${manifest.name}@${manifest.version}:\n${output}`);
+  });
+
+  const packageSpec = `file:${tarball}`;
+  const peers = pinned(Object.keys(manifest.peerDependencies ?? {}));
+  console.log(`  peers, as the repo's lockfile has them: ${Object.entries(peers).map(([name, version]) => `${name}@${version}`).join(" ")}`);
+
+  await steps.step("install: a fresh Vite + Vue app", async () => {
+    cpSync(join(FIXTURES, "vite-app"), appDir, { recursive: true });
+    writeJson(join(appDir, "package.json"), {
+      name: "consumer-vite-app",
+      private: true,
+      type: "module",
+      dependencies: { [manifest.name]: packageSpec, ...peers },
+      devDependencies: pinned(["vite", "@vitejs/plugin-vue", "typescript"])
+    });
+    await run("npm", NPM_INSTALL, { cwd: appDir, env, quiet: true });
+  });
+
+  await steps.step("install: a copy of the fixture worker", async () => {
+    copyFiles(filesUnder("test/fixtures/worker").filter((path) => !path.endsWith("smoke.ts")), join(ROOT, "test", "fixtures", "worker"), workerDir);
+    // The fixture imports the server half from src/; the copy imports it from the package, as a user's worker does.
+    let rewrites = 0;
+    for (const name of readdirSync(join(workerDir, "src"))) {
+      const file = join(workerDir, "src", name);
+      const source = readFileSync(file, "utf8").replace(/(["'])(?:\.\.\/)+src\/server(?:\/index(?:\.ts)?)?\1/g, (_, quote: string) => {
+        rewrites++;
+        return `${quote}${manifest.name}/server${quote}`;
+      });
+      check(!/from\s+["']\.\.\//.test(source), `the worker copy's ${name} still imports from outside the worker`);
+      writeFileSync(file, source);
+    }
+    check(rewrites > 0, "the fixture worker no longer imports src/server; update the consumer tier");
+    writeJson(join(workerDir, "package.json"), {
+      name: "consumer-worker",
+      private: true,
+      type: "module",
+      dependencies: { [manifest.name]: packageSpec, ...pinned(["@cloudflare/ai-chat", "agents", "ai"]) }
+    });
+    await run("npm", NPM_INSTALL, { cwd: workerDir, env, quiet: true });
+  });
+
+  await steps.step("install: a copy of examples/nuxt (no src/ alias)", async () => {
+    copyFiles(filesUnder("examples/nuxt"), join(ROOT, "examples", "nuxt"), nuxtDir);
+    const configFile = join(nuxtDir, "nuxt.config.ts");
+    writeFileSync(configFile, dropSourceAliases(readFileSync(configFile, "utf8")));
+    const appManifest = JSON.parse(readFileSync(join(nuxtDir, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    appManifest.dependencies = { ...appManifest.dependencies, [manifest.name]: packageSpec, ...pinned(["agents", "ai"]) };
+    writeJson(join(nuxtDir, "package.json"), appManifest);
+    // Its own lockfile keeps Nuxt's tree as the example pins it; only our package and its peers are new.
+    await run("npm", NPM_INSTALL, { cwd: nuxtDir, env, quiet: true });
+  });
+
+  await steps.step("type-check: a consumer (moduleResolution bundler, node16)", async () => {
+    const tsc = binOf(appDir, "tsc");
+    for (const config of ["tsconfig.bundler.json", "tsconfig.node16.json"]) {
+      await run(process.execPath, [tsc, "-p", join("types", config)], { cwd: appDir, env, quiet: true });
+    }
+  });
+
+  await steps.step("build: the Vite app (vite build)", async () => {
+    await run(process.execPath, [binOf(appDir, "vite"), "build"], { cwd: appDir, env, quiet: true });
+  });
+
+  await steps.step("build: the worker with agents-vue/server (wrangler deploy --dry-run)", async () => {
+    const out = join(workerDir, "out");
+    await run(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], {
+      cwd: workerDir,
+      env,
+      quiet: true
+    });
+    const inputs = Object.keys((JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as { inputs: object }).inputs);
+    const fromPackage = inputs.filter((path) => path.includes(`node_modules/${manifest.name}/`));
+    check(
+      fromPackage.length > 0 && fromPackage.every((path) => path.endsWith("dist/server/index.js")),
+      `the bundle should take agents-vue/server from the installed dist/server/index.js, took: ${fromPackage.join(", ") || "nothing"}`
+    );
+    check(!inputs.some((path) => path.startsWith("..")), `the bundle reads files outside the worker: ${inputs.filter((path) => path.startsWith("..")).join(", ")}`);
+    check(!inputs.some((path) => /node_modules\/(?:vue|@vue)\//.test(path)), "the server half pulled Vue into the worker bundle");
+  });
+
+  await steps.step("build: the Nuxt app (nuxt build)", async () => {
+    await run(process.execPath, [binOf(nuxtDir, "nuxt"), "build"], { cwd: nuxtDir, env, quiet: true });
+  });
+
+  let fixture: WorkerServer | undefined;
+  let demo: WorkerServer | undefined;
+  let nitro: NitroServer | undefined;
+  let site: Server | undefined;
+  let browser: Browser | undefined;
+  try {
+    [fixture, demo] = await steps.step("start: the worker copy and the chat demo's agent (wrangler dev)", () =>
+      Promise.all([
+        startWorker({ configPath: join(workerDir, "wrangler.jsonc") }),
+        startWorker({ configPath: join(ROOT, "examples", "chat", "worker", "wrangler.jsonc") })
+      ])
+    );
+    const served = await serveStatic(join(appDir, "dist"));
+    site = served.server;
+    nitro = await startNitro(nuxtDir, { ...env, NUXT_PUBLIC_AGENT_HOST: demo.host });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    const openBrowser = browser;
+    const worker = fixture;
+    const nuxtOrigin = nitro.origin;
+
+    await steps.step("chromium: the Vite app streams two replies (sendOnlyNewMessages, server half)", async () => {
+      const name = `consumer-${Date.now()}`;
+      await withPage(openBrowser, `${served.origin}/?host=${worker.host}&name=${name}`, async (page, frames) => {
+        const first = await askAndStream(page, frames, "first question");
+        check(first.text.trim() === "echo: first question", `the first reply was "${first.text}"`);
+        const second = await askAndStream(page, frames, "second question");
+        check(second.text.trim() === "echo: second question", `the second reply was "${second.text}"`);
+        const sent = second.requestBody as { messages?: unknown[]; afterMessageId?: unknown };
+        check(
+          typeof sent.afterMessageId === "string" && sent.messages?.length === 1,
+          `the second request should carry only the new question and afterMessageId: ${JSON.stringify(second.requestBody).slice(0, 300)}`
+        );
+        const stored = (await (await fetch(`${worker.origin}/agents/scripted-chat-agent/${name}/get-messages`)).json()) as Array<{ role: string }>;
+        check(
+          stored.map((message) => message.role).join(",") === "user,assistant,user,assistant",
+          `the agent stored ${stored.length} messages (${stored.map((message) => message.role).join(",")}), not the whole transcript`
+        );
+      });
+    });
+
+    await steps.step("chromium: the Nuxt app streams a reply", async () => {
+      await withPage(openBrowser, nuxtOrigin, async (page, frames) => {
+        const reply = await askAndStream(page, frames, "Does the installed package work?");
+        check(reply.text.includes("Does the installed package work?"), `the demo agent's reply does not echo the question: "${reply.text}"`);
+      });
+    });
+  } finally {
+    await browser?.close();
+    nitro?.stop();
+    site?.close();
+    await Promise.all([fixture?.stop(), demo?.stop()]);
+  }
+
+  if (!keep) rmSync(work, { recursive: true, force: true });
+  console.log(`\ntest:consumer passed in ${((Date.now() - started) / 1000).toFixed(1)} s (${steps.summary()})`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`\ntest:consumer failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error("The folder is kept for a look; it is named on the first line above.");
+  process.exit(1);
+});
