@@ -385,7 +385,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
-    return { seed, loadOnOpen, readStored };
+    // The agent class at its host: the instance name is the address's last segment.
+    const agentKey = address?.replace(/\/[^/]*$/, "");
+    return { seed, loadOnOpen, readStored, agentKey };
   };
 
   const openTarget = (): Target | null => {
@@ -442,6 +444,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         initialMessages: readers.seed,
         loadOnOpen: readers.loadOnOpen,
         readStored: readers.readStored,
+        agentKey: readers.agentKey,
         partyKey: () => (target.socket as AddressedSocket)._pk ?? ""
       })
     );

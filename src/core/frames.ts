@@ -19,12 +19,12 @@ export interface ResponseFrame {
 /** Every chat frame the server can send, after validation. */
 export type ChatFrame<M extends UIMessage = UIMessage> =
   | ResponseFrame
-  | { kind: "messages"; messages: M[]; connect: boolean }
-  | { kind: "clear" }
+  | { kind: "messages"; messages: M[]; connect: boolean; version: number | undefined }
+  | { kind: "clear"; version: number | undefined }
   | { kind: "resuming"; id: string; probeId: string | undefined }
   | { kind: "resume-none"; reason: string | undefined; probeId: string | undefined }
   | { kind: "pending"; id: string | undefined; probeId: string | undefined }
-  | { kind: "message-updated"; message: M }
+  | { kind: "message-updated"; message: M; version: number | undefined }
   | { kind: "recovering"; recovering: boolean };
 
 /** What reading one socket frame produced. */
@@ -67,6 +67,9 @@ export function isUIMessage(value: unknown): value is UIMessage {
 }
 
 const optionalString = (value: unknown) => (typeof value === "string" ? value : undefined);
+/** The transcript version an ordered server stamps on transcript frames (`agents-vue/server`). */
+const versionOf = (data: Record<string, unknown>) =>
+  Number.isSafeInteger(data.version) && (data.version as number) >= 0 ? (data.version as number) : undefined;
 const isOptional = (value: unknown, type: "string" | "boolean" | "number") =>
   value === undefined || value === null || typeof value === type;
 
@@ -122,11 +125,11 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
       }
       return {
         kind: "chat",
-        frame: { kind: "messages", messages: data.messages as M[], connect: data.connect === true }
+        frame: { kind: "messages", messages: data.messages as M[], connect: data.connect === true, version: versionOf(data) }
       };
     }
     case Wire.chatClear:
-      return { kind: "chat", frame: { kind: "clear" } };
+      return { kind: "chat", frame: { kind: "clear", version: versionOf(data) } };
     case Wire.streamResuming:
       if (typeof data.id !== "string") {
         return { kind: "invalid", problem: "a stream-resuming frame without a string id" };
@@ -153,7 +156,7 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
       if (!isUIMessage(data.message)) {
         return { kind: "invalid", problem: "a message-updated frame with a malformed message" };
       }
-      return { kind: "chat", frame: { kind: "message-updated", message: data.message as M } };
+      return { kind: "chat", frame: { kind: "message-updated", message: data.message as M, version: versionOf(data) } };
     case Wire.chatRecovering:
       return { kind: "chat", frame: { kind: "recovering", recovering: data.recovering === true } };
     default:

@@ -17,7 +17,9 @@ export const Wire = {
   toolResult: "cf_agent_tool_result",
   toolApproval: "cf_agent_tool_approval",
   messageUpdated: "cf_agent_message_updated",
-  chatRecovering: "cf_agent_chat_recovering"
+  chatRecovering: "cf_agent_chat_recovering",
+  /** agents-vue's ordered server half (`agents-vue/server`): a snapshot of the transcript with its version. */
+  snapshotRequest: "agents_vue_snapshot_request"
 } as const;
 
 /**

@@ -22,6 +22,8 @@ export { warnDeprecated } from "./diagnostics";
 
 type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
 
+/** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
+const pushingAgents = new Set<string>();
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const probeIds = createIdGenerator({ size: 21 });
 /**
@@ -47,6 +49,9 @@ export class ChatSession<M extends UIMessage> {
   private continuationTimer: ReturnType<typeof setTimeout> | null = null;
   private lastStatus: ChatStatus = "ready";
   private reconcileQueued = false;
+  /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
+  private openedBeforeChat = false;
+  private firstFrameTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly warnLimited = limitedWarner();
 
   constructor(config: SessionConfig<M>) {
@@ -104,7 +109,8 @@ export class ChatSession<M extends UIMessage> {
     cells.queued.value = [];
     cells.loading.value = !!config.loadOnOpen;
     if (!config.loadOnOpen) this.resolveLoaded();
-    if (this.bridge.isOpen) this.onSocketOpen();
+    this.openedBeforeChat = this.bridge.isOpen;
+    if (this.openedBeforeChat) this.onSocketOpen();
   }
 
   private get settings(): SessionSettings<M> {
@@ -127,6 +133,7 @@ export class ChatSession<M extends UIMessage> {
       resuming: () => this.resumeOperation !== null,
       send: (frame) => this.send(frame),
       read: (always, attempt) => this.reread(always, attempt),
+      requestSnapshot: () => this.send({ type: Wire.snapshotRequest, id: probeIds() }),
       flags: ({ serverStreaming, recovering, toolContinuation }) => {
         if (serverStreaming !== undefined) {
           // A terminal flag must never show before the final message does.
@@ -153,12 +160,13 @@ export class ChatSession<M extends UIMessage> {
       // Probe first, then read: a turn still running is offered on this
       // socket; one that ended before it opened is already stored.
       if (this.settings.resume) void this.resumeStream().catch(() => {});
-      this.startFirstLoad();
+      this.awaitFirstFrame();
     } else if (link.sawClose) {
       link.sawClose = false;
       probes.reconnect = true;
       this.tryReconnectProbe();
-      this.reread(false);
+      // A server that pushes its transcript on connect sends it on this socket too.
+      if (!this.model.base.pushes) this.reread(false);
     }
     this.scheduleReconcile();
   }
@@ -180,6 +188,8 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
     if (!frame) return;
+    // The first chat frame is the connect-time transcript, or none is coming: read now (see `awaitFirstFrame`).
+    if (this.model.base.firstLoad === "waiting" && !(frame.kind === "messages" && frame.connect)) this.startFirstLoad();
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
     // Only the transport's own streams read response frames, and only their
     // requests' (checked before handling: a terminal frame releases the id).
@@ -201,15 +211,17 @@ export class ChatSession<M extends UIMessage> {
     const m = this.model;
     switch (frame.kind) {
       case "clear":
-        return this.settleDropped(receivedClear(m));
+        return this.settleDropped(receivedClear(m, frame.version));
       case "recovering":
         this.config.cells.recovering.value = m.probes.recovering = frame.recovering;
         if (!frame.recovering) m.streams.recoveringTurn = null;
         return this.scheduleReconcile();
       case "messages":
-        return applySnapshot(m, frame.messages, frame.connect);
+        if (frame.connect) pushingAgents.add(this.config.agentKey ?? "");
+        if (applySnapshot(m, frame.messages, frame.connect, frame.version)) this.firstLoadDone();
+        return;
       case "message-updated":
-        return applyMessageUpdate(m, frame.message);
+        return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
         return onResumeNone(m, frame.reason, frame.probeId);
       case "pending":
@@ -295,19 +307,38 @@ export class ChatSession<M extends UIMessage> {
 
   // ─── Reads ────────────────────────────────────────────────────────
 
+  /**
+   * Rule (first frame decides): the first load reads at once, unless this
+   * agent sent a connect-time transcript to an earlier chat of this page: then
+   * it waits for the socket's first chat frame (see `onSocketData`) on a
+   * socket that opened after the chat. A server silent for 250 ms sends none.
+   */
+  private awaitFirstFrame(): void {
+    if (!this.config.loadOnOpen) return;
+    this.model.base.firstLoad = "waiting";
+    if (this.openedBeforeChat || !pushingAgents.has(this.config.agentKey ?? "")) return this.startFirstLoad();
+    this.firstFrameTimer = setTimeout(() => this.startFirstLoad(), 250);
+  }
+
+  /** Starts the first load's read over HTTP (unless a connect-time transcript answered it already). */
   private startFirstLoad(): void {
     const load = this.config.loadOnOpen;
-    if (!load) return;
-    const read = this.model.base.read(false);
-    this.config.cells.loading.value = true;
+    const base = this.model.base;
+    if (!load || base.firstLoad !== "waiting") return;
+    if (this.firstFrameTimer) clearTimeout(this.firstFrameTimer);
+    const read = (base.firstLoad = base.read(false));
     void readSafely(load, this.config.label).then((stored) => {
-      if (this.disposed) return;
+      if (this.disposed || base.firstLoad !== read) return;
       firstReadAnswered(this.model, read, stored);
-      // The history must be on screen before `isLoading` says it is.
-      this.state.flush();
-      this.config.cells.loading.value = false;
-      this.resolveLoaded();
+      this.firstLoadDone();
     });
+  }
+
+  /** The history must be on screen before `isLoading` says it is. */
+  private firstLoadDone(): void {
+    this.state.flush();
+    this.config.cells.loading.value = false;
+    this.resolveLoaded();
   }
 
   /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
@@ -372,6 +403,8 @@ export class ChatSession<M extends UIMessage> {
 
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
   private rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
+    // Exact sync: every version reaches this socket in order, so nothing stale needs holding back.
+    if (this.model.base.exact) return run();
     const rewrite = this.model.intents.beginRewrite(this.state.messages, editedId);
     const request = run();
     const release = () => {
@@ -416,8 +449,13 @@ export class ChatSession<M extends UIMessage> {
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
   setMessages(next: M[] | ((current: M[]) => M[])): void {
     const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
-    if (Array.isArray(resolved)) localReplace(this.model, resolved, this.settings.syncMessagesToServer);
-    else console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+    if (!Array.isArray(resolved)) return console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+    localReplace(this.model, resolved, this.settings.syncMessagesToServer);
+    // A replacement before the first read left is the transcript: nothing is read.
+    if (this.model.base.firstLoad === "waiting") {
+      this.model.base.firstLoad = "done";
+      this.firstLoadDone();
+    }
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
@@ -488,7 +526,8 @@ export class ChatSession<M extends UIMessage> {
     void this.chat.stop().catch(() => {});
     this.transport.resetResumeState();
     this.resumeOperation = null;
-    if (this.continuationTimer) clearTimeout(this.continuationTimer);
+    clearTimeout(this.continuationTimer ?? undefined);
+    clearTimeout(this.firstFrameTimer);
     this.state.dispose();
     this.bridge.dispose();
     for (const entry of queued) entry.settle();

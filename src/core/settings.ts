@@ -108,6 +108,8 @@ export interface SessionConfig<M extends UIMessage> {
   chatId: string;
   /** Used in warnings: `agent/name`, never a URL with its query. */
   label: string;
+  /** The agent class at its host (not the instance): what the session remembers servers by. */
+  agentKey?: string;
   cells: SessionCells<M>;
   settings: () => SessionSettings<M>;
   chatInit: Pick<

@@ -24,6 +24,17 @@ export const MAX_ATTEMPTS = 5;
 export class TranscriptBase {
   /** Ids seen arriving from the server (and own turns it stored): what `sendOnlyNewMessages` leaves out. */
   readonly known = new Set<string>();
+  /**
+   * The version of the transcript the base holds once the server stamps
+   * versions (exact sync, `agents-vue/server`); `null` while it does not, and
+   * the inference rules (held rewrites and clears, read-backs, overtaken
+   * reads) stand in for it.
+   */
+  version: number | null = null;
+  /** The server sends its transcript when a socket connects (the ordered server half, Think): reconnects need no read. */
+  pushes = false;
+  /** The first load: waiting for the socket's first chat frame, the read that is out, or done. */
+  firstLoad: "waiting" | TranscriptRead | "done" = "done";
   private clock = 0;
   /** The clock at the last local replacement (`setMessages`, a clear, a reset). */
   private replacedAt = 0;
@@ -69,6 +80,38 @@ export class TranscriptBase {
    */
   admitFirst(read: TranscriptRead, answered: boolean): boolean {
     return answered && this.replacedAt <= read.at;
+  }
+
+  /** Exact sync: the server numbers its transcript, so nothing about which answer is newer is inferred. */
+  get exact(): boolean {
+    return this.version !== null;
+  }
+
+  /**
+   * Rule (version admission): a whole transcript that carries a version is
+   * admitted unless it is older than the base's; the first one turns exact
+   * sync on. One without a version is the server's word as before.
+   */
+  admitVersion(version: number | undefined): boolean {
+    if (version === undefined) return true;
+    if (this.version !== null && version < this.version) return false;
+    this.version = version;
+    return true;
+  }
+
+  /**
+   * Rule (version step): a partial frame (an update, a clear) applies only as
+   * the next version. An older one was seen already; one past the next means
+   * this socket missed a version, and a snapshot is asked for.
+   */
+  admitStep(version: number | undefined): "apply" | "stale" | "gap" {
+    if (version === undefined) return "apply";
+    if (this.version !== null && version <= this.version) return "stale";
+    if (this.version !== null && version === this.version + 1) {
+      this.version = version;
+      return "apply";
+    }
+    return "gap";
   }
 
   /** Folds ids the server holds into the base. */

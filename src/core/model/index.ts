@@ -39,6 +39,8 @@ export interface Ports<M extends UIMessage> {
   send(frame: Record<string, unknown>): void;
   /** Starts a transcript read (`attempt`: made again after an overtaken answer); its answer comes back through `readAnswered`. */
   read(always: boolean, attempt?: number): void;
+  /** Exact sync: asks the ordered server for a snapshot (a version was missed). */
+  requestSnapshot(): void;
   /** Publishes the derived flags. */
   flags(flags: { serverStreaming?: boolean; recovering?: boolean; toolContinuation?: boolean }): void;
   /** Runs the effects pass once, after the current task's changes. */

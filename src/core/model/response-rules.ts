@@ -46,7 +46,9 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   else onObservedResponse(m, frame);
   if (!terminal(frame)) return "none";
   m.io.reconcile();
-  return streams.readBackAtEnd(frame);
+  const readBack = streams.readBackAtEnd(frame);
+  // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
+  return m.base.exact ? "none" : readBack;
 }
 
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {

@@ -11,15 +11,22 @@ import { toolCallIdsOf } from "./placement";
  * Rule (the server's word, projected): a transcript frame replaces the
  * screen, shown through this client's intents (what a rewrite or clear
  * removed, unconfirmed sends) and its live overlays (a reply streaming here,
- * an observed turn).
+ * an observed turn). Returns whether it answered the first load.
  */
-export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean): void {
+export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean, version?: number): boolean {
+  if (!m.base.admitVersion(version)) return false;
+  // Rule (connect-time transcript): a server that sends its transcript as a
+  // socket connects answers the first load with it; reconnects read nothing.
+  const answersFirstLoad = connect && m.base.firstLoad !== "done";
+  if (connect) m.base.pushes = true;
+  if (answersFirstLoad) m.base.firstLoad = "done";
   m.base.frameArrived();
   const current = m.messages;
   const shown = m.intents.shown(received, current);
   m.base.hold(shown);
   const next = m.observed.overFrame(m.placement.keepLiveReply(shown, current));
   m.replace(m.intents.restoreSends(next, current, connect));
+  return answersFirstLoad;
 }
 
 /**
@@ -27,7 +34,10 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
  * message with its id, or the one holding its tool calls (the server renamed
  * it); it never appends: the message arrives by its own stream or a frame.
  */
-export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated: M): void {
+export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated: M, version?: number): void {
+  const step = m.base.admitStep(version);
+  if (step === "stale") return;
+  if (step === "gap") m.io.requestSnapshot();
   m.base.frameArrived();
   const messages = m.messages;
   if (m.intents.isRetracted(updated.id, messages)) return;
@@ -57,18 +67,25 @@ export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<Que
   return m.intents.reset();
 }
 
-/** Rule (received clear): another client cleared; the server sends the clear once done with it, so a read now sees its final transcript. */
-export function receivedClear<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
+/**
+ * Rule (received clear): another client cleared; the server sends the clear
+ * once done with it, so a read now sees its final transcript (an ordered
+ * server's clear carries its version instead, and needs no read).
+ */
+export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
+  if (!m.base.admitVersion(version)) return [];
   m.dropObserved(false);
   m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
-  m.io.read(true);
+  if (!m.base.exact) m.io.read(true);
   return dropped;
 }
 
 /** Rule (first load): the stored transcript goes before what is already on screen (the screen's copies win). */
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
+  if (m.base.firstLoad !== read) return;
+  m.base.firstLoad = "done";
   if (!stored || !m.base.admitFirst(read, true)) return;
   m.base.hold(stored);
   m.replace(prependMissing(stored, m.messages));
@@ -129,7 +146,7 @@ export function localClear<M extends UIMessage>(
   const dropped = resetTranscript(m);
   for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
   m.io.send({ type: Wire.chatClear });
-  const read = cleared.size > 0 && m.link.open && canRead;
+  const read = cleared.size > 0 && m.link.open && canRead && !m.base.exact;
   if (read) m.intents.beginClear(cleared, m.base.newestRead);
   else m.intents.clear = null;
   return { dropped, read };
