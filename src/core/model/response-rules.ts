@@ -140,7 +140,10 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   if (frame.done && ownContinuation) m.continuation = idle;
 }
 
-/** The observed turn's state machine: one accumulating message per observed stream. */
+/**
+ * The observed turn's state machine: one accumulating message per observed stream.
+ * Upstream's `broadcastTransition` is this machine over its own `StreamAccumulator`, so it cannot carry `ObservedMessage`'s rules.
+ */
 function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, chunk: unknown): void {
   const observed = m.observed;
   const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
