@@ -124,6 +124,13 @@ function observe(chunks: StreamChunkData[], seed?: UIMessage): ObservedMessage {
   return observed;
 }
 
+/** Our parts for `chunks` (over `seed`, for a continuation), once upstream's builder is seen to build others. */
+function oursUnlikeUpstream(chunks: StreamChunkData[], seed?: UIMessage): UIMessage["parts"] {
+  const ours = observe(chunks, seed).parts;
+  expect(upstreamParts(chunks, seed && structuredClone(seed))).not.toEqual(ours);
+  return ours;
+}
+
 describe("ObservedMessage where it differs from upstream's StreamAccumulator", () => {
   it("routes text and reasoning deltas by part id, as the AI SDK does (upstream writes to the last part)", () => {
     const chunks = [
@@ -142,8 +149,7 @@ describe("ObservedMessage where it differs from upstream's StreamAccumulator", (
       { type: "reasoning", text: "one", state: "streaming" },
       { type: "reasoning", text: "", state: "streaming" }
     ];
-    expect(observe(chunks).parts).toEqual(expected);
-    expect(upstreamParts(chunks)).not.toEqual(expected);
+    expect(oursUnlikeUpstream(chunks)).toEqual(expected);
   });
 
   it("opens a new part for a delta whose part was never opened (upstream extends the last, finished, part)", () => {
@@ -157,8 +163,7 @@ describe("ObservedMessage where it differs from upstream's StreamAccumulator", (
       { type: "text", text: "Hello", state: "done" },
       { type: "text", text: "World", state: "streaming" }
     ];
-    expect(observe(chunks).parts).toEqual(expected);
-    expect(upstreamParts(chunks)).not.toEqual(expected);
+    expect(oursUnlikeUpstream(chunks)).toEqual(expected);
   });
 
   it("a recovery continuation extends only the interrupted streaming part, once (upstream extends any last text part)", () => {
@@ -172,8 +177,7 @@ describe("ObservedMessage where it differs from upstream's StreamAccumulator", (
       { type: "text", text: "Hello", state: "done" },
       { type: "text", text: "again", state: "streaming" }
     ];
-    expect(observe(chunks, interrupted).parts).toEqual(expected);
-    expect(upstreamParts(chunks, structuredClone(interrupted))).not.toEqual(expected);
+    expect(oursUnlikeUpstream(chunks, interrupted)).toEqual(expected);
 
     const finished: UIMessage = { id: "a", role: "assistant", parts: [{ type: "text", text: "Done.", state: "done" }] };
     const resumed = [{ type: "text-delta", id: "c1", delta: "More" }];
@@ -181,8 +185,7 @@ describe("ObservedMessage where it differs from upstream's StreamAccumulator", (
       { type: "text", text: "Done.", state: "done" },
       { type: "text", text: "More", state: "streaming" }
     ];
-    expect(observe(resumed, finished).parts).toEqual(separate);
-    expect(upstreamParts(resumed, structuredClone(finished))).not.toEqual(separate);
+    expect(oursUnlikeUpstream(resumed, finished)).toEqual(separate);
   });
 
   it("seeds a continuation with copies: the message it extends is never written into (upstream's mergeInto writes into it)", () => {
