@@ -1,3 +1,4 @@
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import type { AgentConnection } from "agents/chat/transport";
 import type { Cell } from "./chat-state";
 
@@ -41,7 +42,6 @@ export interface SocketHandlers {
 }
 
 const OPEN = 1;
-const CHAT_RESPONSE = "cf_agent_use_chat_response";
 
 /** The fields of a response frame that decide how it is delivered. */
 export interface DeliverableFrame {
@@ -216,7 +216,7 @@ export class SocketBridge {
       return;
     }
     const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
-    const merged: Record<string, unknown> = { type: CHAT_RESPONSE, id: run.id, body, done: false };
+    const merged: Record<string, unknown> = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: run.id, body, done: false };
     if (run.continuation) merged.continuation = true;
     if (run.seq !== undefined) merged.seq = run.seq;
     this.forwardToStreams(JSON.stringify(merged));

@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
-import { type ChatTurnOutcome, Wire } from "./protocol";
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import type { ChatTurnOutcome } from "./protocol";
 
 /** A `cf_agent_use_chat_response` frame, narrowed to the fields the client reads. */
 export interface ResponseFrame {
@@ -111,11 +112,11 @@ function readResponse(data: Record<string, unknown>): ResponseFrame | string {
 export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
   if (!isRecord(data) || typeof data.type !== "string") return { kind: "other" };
   switch (data.type) {
-    case Wire.chatResponse: {
+    case CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE: {
       const frame = readResponse(data);
       return typeof frame === "string" ? { kind: "invalid", problem: frame } : { kind: "chat", frame };
     }
-    case Wire.chatMessages: {
+    case CHAT_MESSAGE_TYPES.CHAT_MESSAGES: {
       if (!Array.isArray(data.messages)) {
         return { kind: "invalid", problem: "a transcript frame without a messages array" };
       }
@@ -128,9 +129,9 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
         frame: { kind: "messages", messages: data.messages as M[], connect: data.connect === true, version: versionOf(data) }
       };
     }
-    case Wire.chatClear:
+    case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
       return { kind: "chat", frame: { kind: "clear", version: versionOf(data) } };
-    case Wire.streamResuming:
+    case CHAT_MESSAGE_TYPES.STREAM_RESUMING:
       if (typeof data.id !== "string") {
         return { kind: "invalid", problem: "a stream-resuming frame without a string id" };
       }
@@ -138,7 +139,7 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
         kind: "chat",
         frame: { kind: "resuming", id: data.id, probeId: optionalString(data.probeId) }
       };
-    case Wire.streamResumeNone:
+    case CHAT_MESSAGE_TYPES.STREAM_RESUME_NONE:
       return {
         kind: "chat",
         frame: {
@@ -147,17 +148,17 @@ export function readFrame<M extends UIMessage>(data: unknown): FrameReading<M> {
           probeId: optionalString(data.probeId)
         }
       };
-    case Wire.streamPending:
+    case CHAT_MESSAGE_TYPES.STREAM_PENDING:
       return {
         kind: "chat",
         frame: { kind: "pending", id: optionalString(data.id), probeId: optionalString(data.probeId) }
       };
-    case Wire.messageUpdated:
+    case CHAT_MESSAGE_TYPES.MESSAGE_UPDATED:
       if (!isUIMessage(data.message)) {
         return { kind: "invalid", problem: "a message-updated frame with a malformed message" };
       }
       return { kind: "chat", frame: { kind: "message-updated", message: data.message as M, version: versionOf(data) } };
-    case Wire.chatRecovering:
+    case CHAT_MESSAGE_TYPES.CHAT_RECOVERING:
       return { kind: "chat", frame: { kind: "recovering", recovering: data.recovering === true } };
     default:
       return { kind: "other" };

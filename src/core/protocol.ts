@@ -1,24 +1,12 @@
-/**
- * The `cf_agent_*` wire vocabulary spoken between a chat client and an
- * `AIChatAgent`. The strings are the protocol; keeping our own copy means the
- * browser bundle never imports the server half of `agents`.
- */
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
+
+// Frame types come from agents/chat: a Vite build importing it bundles only agents' protocol chunk, no server module.
+/** The frame types the session shell sends or reads by name; the rules use `CHAT_MESSAGE_TYPES`. */
 export const Wire = {
-  chatMessages: "cf_agent_chat_messages",
-  chatRequest: "cf_agent_use_chat_request",
-  chatResponse: "cf_agent_use_chat_response",
-  chatClear: "cf_agent_chat_clear",
-  requestCancel: "cf_agent_chat_request_cancel",
-  streamResuming: "cf_agent_stream_resuming",
-  streamResumeAck: "cf_agent_stream_resume_ack",
-  streamResumeRequest: "cf_agent_stream_resume_request",
-  streamResumeNone: "cf_agent_stream_resume_none",
-  streamPending: "cf_agent_stream_pending",
-  toolResult: "cf_agent_tool_result",
-  toolApproval: "cf_agent_tool_approval",
-  messageUpdated: "cf_agent_message_updated",
-  chatRecovering: "cf_agent_chat_recovering",
-  /** agents-vue's ordered server half (`agents-vue/server`): a snapshot of the transcript with its version. */
+  chatResponse: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE,
+  streamResumeAck: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK,
+  streamResumeRequest: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST,
+  /** agents-vue's ordered server half (`agents-vue/server`): asks for the transcript with its version. */
   snapshotRequest: "agents_vue_snapshot_request"
 } as const;
 

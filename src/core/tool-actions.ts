@@ -1,7 +1,7 @@
 import { type AbstractChat, type UIMessage, getToolName, isToolUIPart } from "ai";
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import type { ChatModel } from "./model";
 import type { ToolBook, ToolRun } from "./model/tools";
-import { Wire } from "./protocol";
 import type { AddToolOutputOptions, OnToolCallCallback, SessionSettings } from "./settings";
 import { errorText, extractClientToolSchemas, pendingToolParts } from "./tools";
 
@@ -47,7 +47,7 @@ export class ToolActions<M extends UIMessage> {
     // An error is a deliberate client action: the server does not auto-continue.
     const autoContinue = failed ? false : this.settings().autoContinueAfterToolResult;
     this.send({
-      type: Wire.toolResult,
+      type: CHAT_MESSAGE_TYPES.TOOL_RESULT,
       toolCallId: options.toolCallId,
       toolName,
       output: options.output,
@@ -73,7 +73,7 @@ export class ToolActions<M extends UIMessage> {
     const toolName = args.tool ?? this.toolNameOf(args.toolCallId) ?? "";
     const autoContinue = settings.autoContinueAfterToolResult;
     this.send({
-      type: Wire.toolResult,
+      type: CHAT_MESSAGE_TYPES.TOOL_RESULT,
       toolCallId: args.toolCallId,
       toolName,
       output: args.output,
@@ -108,7 +108,7 @@ export class ToolActions<M extends UIMessage> {
     }
     if (toolCallId) {
       const autoContinue = this.settings().autoContinueAfterToolResult;
-      this.send({ type: Wire.toolApproval, toolCallId, approved: args.approved, autoContinue });
+      this.send({ type: CHAT_MESSAGE_TYPES.TOOL_APPROVAL, toolCallId, approved: args.approved, autoContinue });
       if (autoContinue) host.requestContinuation();
     } else {
       console.warn(`[agents-vue] addToolApprovalResponse: no tool part awaits approval "${args.id}"; nothing was sent to the server.`);
@@ -184,7 +184,7 @@ export class ToolActions<M extends UIMessage> {
         if (host.disposed()) return;
         const clientTools = extractClientToolSchemas(tools);
         for (const result of results) {
-          this.send({ type: Wire.toolResult, ...result, autoContinue: this.settings().autoContinueAfterToolResult, clientTools });
+          this.send({ type: CHAT_MESSAGE_TYPES.TOOL_RESULT, ...result, autoContinue: this.settings().autoContinueAfterToolResult, clientTools });
         }
         await Promise.all(
           results.map((result) => host.chat.addToolOutput({ tool: result.toolName as never, toolCallId: result.toolCallId, output: result.output as never }))

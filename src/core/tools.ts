@@ -1,5 +1,7 @@
 import { getToolName, isToolUIPart, type JSONSchema7, type UIMessage } from "ai";
 
+// Upstream's helpers of these names are in agents/chat/react, which imports react and @ai-sdk/react: a Vue app cannot use them.
+
 /**
  * A tool the browser can run. Tools with `execute` are announced to the
  * server with every request (`clientTools`); when the model calls one, the

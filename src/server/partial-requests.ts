@@ -1,7 +1,8 @@
 import type { UIMessage } from "ai";
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { rebuild } from "./rebuild";
 
-const CHAT_REQUEST = "cf_agent_use_chat_request";
+const CHAT_REQUEST = CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST;
 
 /** What the rewrite needs from an agent: its stored messages and its socket handler. */
 export interface PartialRequestHost {

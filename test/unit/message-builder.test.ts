@@ -1,4 +1,5 @@
 import type { UIMessage } from "ai";
+import { StreamAccumulator, type StreamChunkData } from "agents/chat";
 import { describe, expect, it } from "vitest";
 import { ObservedMessage } from "../../src/core/message-builder";
 
@@ -61,6 +62,22 @@ describe("ObservedMessage (the observer's chunk builder)", () => {
     expect(observed.parts[0]).toMatchObject({ state: "output-denied" });
   });
 
+  it("does not reopen an approved tool when a continuation replays its approval request or a denial", () => {
+    const approved: UIMessage = {
+      id: "a",
+      role: "assistant",
+      parts: [{ type: "tool-rm", toolCallId: "c1", state: "approval-responded", input: {}, approval: { id: "ap1", approved: true } }]
+    };
+    const observed = observe(
+      [
+        { type: "tool-approval-request", toolCallId: "c1", approvalId: "ap1" },
+        { type: "tool-output-denied", toolCallId: "c1" }
+      ],
+      approved
+    );
+    expect(observed.parts).toEqual(approved.parts);
+  });
+
   it("upserts data parts by id and keeps transient ones out of the message", () => {
     const observed = new ObservedMessage("m");
     observed.apply({ type: "data-progress", id: "p", data: 1 });
@@ -90,5 +107,156 @@ describe("ObservedMessage (the observer's chunk builder)", () => {
     expect(observed.divergesFrom([{ id: "a", role: "assistant", parts: [{ type: "text", text: "ab" }] }])).toBe(false);
     expect(observed.divergesFrom([{ id: "a", role: "assistant", parts: [{ type: "text", text: "xyz" }] }])).toBe(true);
     expect(observed.divergesFrom([])).toBe(false);
+  });
+});
+
+/** Upstream's builder over the same chunks: where ours differs, the test says how. */
+function upstreamParts(chunks: StreamChunkData[], seed?: UIMessage): UIMessage["parts"] {
+  const accumulator = new StreamAccumulator({ messageId: seed?.id ?? "m", existingParts: seed?.parts ?? [] });
+  for (const chunk of chunks) accumulator.applyChunk(chunk);
+  return accumulator.parts;
+}
+
+function observe(chunks: StreamChunkData[], seed?: UIMessage): ObservedMessage {
+  const observed = new ObservedMessage("m", seed !== undefined);
+  for (const chunk of chunks) observed.apply(chunk);
+  if (seed) observed.targetIndex([seed]);
+  return observed;
+}
+
+/** Our parts for `chunks` (over `seed`, for a continuation), once upstream's builder is seen to build others. */
+function oursUnlikeUpstream(chunks: StreamChunkData[], seed?: UIMessage): UIMessage["parts"] {
+  const ours = observe(chunks, seed).parts;
+  expect(upstreamParts(chunks, seed && structuredClone(seed))).not.toEqual(ours);
+  return ours;
+}
+
+describe("ObservedMessage where it differs from upstream's StreamAccumulator", () => {
+  it("routes text and reasoning deltas by part id, as the AI SDK does (upstream writes to the last part)", () => {
+    const chunks = [
+      { type: "text-start", id: "a" },
+      { type: "text-start", id: "b" },
+      { type: "text-delta", id: "a", delta: "A" },
+      { type: "text-delta", id: "b", delta: "B" },
+      { type: "text-end", id: "a" },
+      { type: "reasoning-start", id: "r1" },
+      { type: "reasoning-start", id: "r2" },
+      { type: "reasoning-delta", id: "r1", delta: "one" }
+    ];
+    const expected = [
+      { type: "text", text: "A", state: "done" },
+      { type: "text", text: "B", state: "streaming" },
+      { type: "reasoning", text: "one", state: "streaming" },
+      { type: "reasoning", text: "", state: "streaming" }
+    ];
+    expect(oursUnlikeUpstream(chunks)).toEqual(expected);
+  });
+
+  it("opens a new part for a delta whose part was never opened (upstream extends the last, finished, part)", () => {
+    const chunks = [
+      { type: "text-start", id: "t1" },
+      { type: "text-delta", id: "t1", delta: "Hello" },
+      { type: "text-end", id: "t1" },
+      { type: "text-delta", id: "t2", delta: "World" }
+    ];
+    const expected = [
+      { type: "text", text: "Hello", state: "done" },
+      { type: "text", text: "World", state: "streaming" }
+    ];
+    expect(oursUnlikeUpstream(chunks)).toEqual(expected);
+  });
+
+  it("a recovery continuation extends only the interrupted streaming part, once (upstream extends any last text part)", () => {
+    const interrupted: UIMessage = { id: "a", role: "assistant", parts: [{ type: "text", text: "Hel", state: "streaming" }] };
+    const chunks = [
+      { type: "text-delta", id: "c1", delta: "lo" },
+      { type: "text-end", id: "c1" },
+      { type: "text-delta", id: "c2", delta: "again" }
+    ];
+    const expected = [
+      { type: "text", text: "Hello", state: "done" },
+      { type: "text", text: "again", state: "streaming" }
+    ];
+    expect(oursUnlikeUpstream(chunks, interrupted)).toEqual(expected);
+
+    const finished: UIMessage = { id: "a", role: "assistant", parts: [{ type: "text", text: "Done.", state: "done" }] };
+    const resumed = [{ type: "text-delta", id: "c1", delta: "More" }];
+    const separate = [
+      { type: "text", text: "Done.", state: "done" },
+      { type: "text", text: "More", state: "streaming" }
+    ];
+    expect(oursUnlikeUpstream(resumed, finished)).toEqual(separate);
+  });
+
+  it("seeds a continuation with copies: the message it extends is never written into (upstream's mergeInto writes into it)", () => {
+    const messages: UIMessage[] = [
+      { id: "a", role: "assistant", parts: [{ type: "text", text: "Hel", state: "streaming" }] }
+    ];
+    const observed = new ObservedMessage("fresh", true);
+    observed.apply({ type: "text-delta", id: "c", delta: "lo" });
+    expect(observed.targetIndex(messages)).toBe(0);
+    expect(textOf(observed.toMessage())).toBe("Hello");
+    expect(messages[0]!.parts).toEqual([{ type: "text", text: "Hel", state: "streaming" }]);
+
+    const upstream = new StreamAccumulator({ messageId: "fresh", continuation: true });
+    upstream.applyChunk({ type: "text-delta", id: "c", delta: "lo" });
+    const original: UIMessage[] = [{ id: "a", role: "assistant", parts: [{ type: "text", text: "Hel", state: "streaming" }] }];
+    upstream.mergeInto(original);
+    expect(original[0]!.parts).not.toEqual([{ type: "text", text: "Hel", state: "streaming" }]);
+  });
+
+  it("never lets a late result overwrite a settled tool part, and a final result drops preliminary (upstream does neither)", () => {
+    const chunks = [
+      { type: "tool-input-available", toolCallId: "c1", toolName: "search", input: { q: "x" } },
+      { type: "tool-output-available", toolCallId: "c1", output: "partial", preliminary: true },
+      { type: "tool-output-available", toolCallId: "c1", output: "final" },
+      { type: "tool-output-available", toolCallId: "c1", output: "replayed" },
+      { type: "tool-output-error", toolCallId: "c1", errorText: "late" }
+    ];
+    const expected = { toolCallId: "c1", state: "output-available", output: "final" };
+    const [part] = observe(chunks).parts;
+    expect(part).toMatchObject(expected);
+    expect(part).not.toHaveProperty("preliminary");
+    expect(upstreamParts(chunks)[0]).not.toMatchObject(expected);
+  });
+
+  it("builds tool parts in the AI SDK's shapes: no toolName on a static part, dynamic-tool for a dynamic one", () => {
+    const chunks = [
+      { type: "tool-input-start", toolCallId: "s", toolName: "weather" },
+      { type: "tool-input-start", toolCallId: "d", toolName: "mcp_lookup", dynamic: true }
+    ];
+    const expected = [
+      { type: "tool-weather", toolCallId: "s", state: "input-streaming", input: undefined },
+      { type: "dynamic-tool", toolName: "mcp_lookup", toolCallId: "d", state: "input-streaming", input: undefined }
+    ];
+    expect(observe(chunks).parts).toStrictEqual(expected);
+    expect(upstreamParts(chunks)).not.toStrictEqual(expected);
+  });
+
+  it("shows a tool's input while it streams, as the AI SDK does (upstream leaves it empty until input-available)", () => {
+    const chunks = [
+      { type: "tool-input-start", toolCallId: "c1", toolName: "weather" },
+      { type: "tool-input-delta", toolCallId: "c1", inputTextDelta: '{"city":"Paris"}' }
+    ];
+    expect(observe(chunks).parts[0]).toMatchObject({ input: { city: "Paris" } });
+    expect(upstreamParts(chunks)[0]).toMatchObject({ input: undefined });
+  });
+
+  it("ignores tool chunks without a tool call id or tool name (upstream opens a tool-undefined part)", () => {
+    const chunks = [{ type: "tool-input-start" }, { type: "tool-input-available", toolCallId: "c1", input: {} }];
+    expect(observe(chunks).parts).toEqual([]);
+    expect(upstreamParts(chunks)).not.toEqual([]);
+  });
+
+  it("keeps reasoning-file parts (upstream drops the chunk)", () => {
+    const chunks = [{ type: "reasoning-file", mediaType: "image/png", url: "data:image/png;base64,AA==" }];
+    const expected = [{ type: "reasoning-file", mediaType: "image/png", url: "data:image/png;base64,AA==" }];
+    expect(observe(chunks).parts).toEqual(expected);
+    expect(upstreamParts(chunks)).toEqual([]);
+  });
+
+  it("ignores a chunk whose type is not a string (upstream throws)", () => {
+    expect(() => observe([{ type: 5 } as unknown as StreamChunkData])).not.toThrow();
+    expect(() => upstreamParts([{ type: 5 } as unknown as StreamChunkData])).toThrow(TypeError);
   });
 });

@@ -39,7 +39,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   }
   if (replayed) streams.at(id).unreplayed = false;
   if (terminal(frame)) {
-    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.id : undefined);
+    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.messageId : undefined);
     if (reply !== undefined) streams.endedReplies.add(reply);
   }
   if (m.local.has(id)) onLocalResponse(m, frame);
@@ -142,7 +142,10 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   if (frame.done && ownContinuation) m.continuation = idle;
 }
 
-/** The observed turn's state machine: one accumulating message per observed stream. */
+/**
+ * The observed turn's state machine: one accumulating message per observed stream.
+ * Upstream's `broadcastTransition` is this machine over its own `StreamAccumulator`, so it cannot carry `ObservedMessage`'s rules.
+ */
 function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, chunk: unknown): void {
   const observed = m.observed;
   const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
@@ -152,7 +155,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (frame.done) {
     observed.end();
     observed.mergeUnlessDiverged(message);
-    if (message.hasParts) m.base.known.add(message.id);
+    if (message.parts.length > 0) m.base.known.add(message.messageId);
     m.io.flags({ serverStreaming: false });
     return;
   }

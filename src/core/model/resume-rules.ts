@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { Wire } from "../protocol";
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
 import type { ChatModel } from "./index";
 
@@ -70,7 +70,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   m.io.flags({ serverStreaming: true, recovering: false });
   if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
   record.acked = record.unreplayed = true;
-  m.io.send({ type: Wire.streamResumeAck, id });
+  m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
   m.io.reconcile();
 }
 
@@ -79,7 +79,7 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
   const followed = m.observed.streamId === id || m.local.has(id);
   if (!isStoppedTurn(m.continuation, id, probeId, followed)) return false;
   m.continuation = idle;
-  m.io.send({ type: Wire.requestCancel, id });
+  m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id });
   m.io.reconcile();
   return true;
 }
@@ -116,7 +116,7 @@ export function reconnectProbe<M extends UIMessage>(m: ChatModel<M>, newProbeId:
     if (probes.idleNeeded) {
       probes.idleNeeded = false;
       probes.idleId = newProbeId();
-      m.io.send({ type: Wire.streamResumeRequest, probeId: probes.idleId });
+      m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId: probes.idleId });
     }
     return undefined;
   }

@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { Wire } from "../protocol";
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
@@ -145,7 +145,7 @@ export function localClear<M extends UIMessage>(
   const cleared = new Set(m.messages.map((message) => message.id));
   const dropped = resetTranscript(m);
   for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
-  m.io.send({ type: Wire.chatClear });
+  m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   const read = cleared.size > 0 && m.link.open && canRead && !m.base.exact;
   if (read) m.intents.beginClear(cleared, m.base.newestRead);
   else m.intents.clear = null;
@@ -156,7 +156,7 @@ export function localClear<M extends UIMessage>(
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
   m.base.replacedLocally();
   if (sync) {
-    m.io.send({ type: Wire.chatMessages, messages });
+    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
     m.base.known.clear();
     m.base.hold(messages);
   }
