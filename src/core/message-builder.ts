@@ -1,19 +1,20 @@
 import type { UIMessage } from "ai";
-import { StreamAccumulator, type StreamChunkData, applyChunkToParts } from "agents/chat";
 import { isRecord } from "./frames";
 
 type Part = UIMessage["parts"][number];
 type Loose = Record<string, unknown>;
 
-const SETTLED_TOOL_STATES: ReadonlySet<unknown> = new Set(["output-available", "output-error", "output-denied"]);
-const TEXT_CHUNK = /^(text|reasoning)-(start|delta|end)$/;
+const SETTLED_TOOL_STATES: ReadonlySet<string> = new Set([
+  "output-available",
+  "output-error",
+  "output-denied"
+]);
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
-function textOf(parts: readonly Part[]): string {
-  let text = "";
-  for (const part of parts) if (part.type === "text") text += part.text;
-  return text;
+function mergeMetadata(current: unknown, next: unknown): unknown {
+  if (!isRecord(next)) return current;
+  return isRecord(current) ? { ...current, ...next } : { ...next };
 }
 
 function parsePartialInput(text: string): unknown {
@@ -30,113 +31,231 @@ function parsePartialInput(text: string): unknown {
  * observes). It is synchronous, so a transcript frame that arrives between two
  * chunks always sees the latest text, and it never throws on a chunk that
  * references a part it has not seen: such a chunk opens the part instead.
- *
- * Upstream's `StreamAccumulator` does the work (metadata, files, sources, data
- * parts, most tool chunks); the rules below are ours where upstream's differ,
- * each shown by a test in `test/unit/message-builder.test.ts`.
  */
-export class ObservedMessage extends StreamAccumulator {
+export class ObservedMessage {
+  id: string;
   readonly continuation: boolean;
+  parts: Part[] = [];
+  metadata: unknown = undefined;
   /** A continuation adopts the message it extends on first merge; chunks wait here until then. */
   private unseeded: Loose[] | null;
-  /** Open text and reasoning parts by kind and part id. */
-  private readonly open = new Map<string, Loose>();
+  private readonly openText = new Map<string, Loose>();
+  private readonly openReasoning = new Map<string, Loose>();
   private readonly inputText = new Map<string, string>();
   /** Whether this continuation already continued the interrupted text part (see `resumeInterruptedText`). */
   private resumedText = false;
 
   constructor(id: string, continuation = false) {
-    // Given parts, upstream keeps no continuation queue of its own: `targetIndex` seeds instead.
-    super({ messageId: id, continuation, existingParts: [] });
+    this.id = id;
     this.continuation = continuation;
     this.unseeded = continuation ? [] : null;
   }
 
+  get hasParts(): boolean {
+    return this.parts.length > 0;
+  }
+
+  /** Concatenated text of the text parts; used to detect a copy that diverged. */
+  text(): string {
+    let text = "";
+    for (const part of this.parts) if (part.type === "text") text += part.text;
+    return text;
+  }
+
   /** Applies one UI message chunk. Unknown or malformed chunks are ignored. */
   apply(chunk: unknown): void {
-    // Upstream's builder throws on a chunk whose type is not a string.
     if (!isRecord(chunk) || typeof chunk.type !== "string") return;
     this.unseeded?.push(chunk);
-    this.step(chunk);
+    this.applyChunk(chunk);
   }
 
-  private step(chunk: Loose): void {
+  private applyChunk(chunk: Loose): void {
     const type = chunk.type as string;
-    const text = TEXT_CHUNK.exec(type);
-    if (text) this.applyText(text[1] as string, text[2] as string, chunk);
-    else if (type.startsWith("tool-")) this.applyTool(type, chunk);
-    // Upstream drops AI SDK 7's `reasoning-file` chunk.
-    else if (type === "reasoning-file") this.parts.push({ type, mediaType: chunk.mediaType, url: chunk.url } as Part);
-    else this.applyChunk(chunk as StreamChunkData);
+    switch (type) {
+      case "start":
+        if (typeof chunk.messageId === "string" && !this.continuation) this.id = chunk.messageId;
+        this.metadata = mergeMetadata(this.metadata, chunk.messageMetadata);
+        return;
+      case "finish":
+      case "message-metadata":
+        this.metadata = mergeMetadata(this.metadata, chunk.messageMetadata);
+        return;
+      case "text-start":
+      case "reasoning-start":
+        this.openStreamingPart(type === "text-start" ? "text" : "reasoning", str(chunk.id) ?? "");
+        return;
+      case "text-delta":
+      case "reasoning-delta": {
+        const kind = type === "text-delta" ? "text" : "reasoning";
+        const key = str(chunk.id) ?? "";
+        const part =
+          this.openParts(kind).get(key) ??
+          (kind === "text" ? this.resumeInterruptedText(key) : undefined) ??
+          this.openStreamingPart(kind, key);
+        part.text = (part.text as string) + (str(chunk.delta) ?? "");
+        return;
+      }
+      case "text-end":
+      case "reasoning-end": {
+        const open = this.openParts(type === "text-end" ? "text" : "reasoning");
+        const key = str(chunk.id) ?? "";
+        const part = open.get(key);
+        if (part) part.state = "done";
+        open.delete(key);
+        return;
+      }
+      case "start-step":
+      case "step-start":
+        this.push({ type: "step-start" });
+        return;
+      case "file":
+      case "reasoning-file":
+        this.push({ type, mediaType: chunk.mediaType, url: chunk.url });
+        return;
+      case "source-url":
+        this.push({ type, sourceId: chunk.sourceId, url: chunk.url, title: chunk.title });
+        return;
+      case "source-document":
+        this.push({
+          type,
+          sourceId: chunk.sourceId,
+          mediaType: chunk.mediaType,
+          title: chunk.title,
+          filename: chunk.filename
+        });
+        return;
+      case "tool-input-start":
+      case "tool-input-delta":
+      case "tool-input-available":
+      case "tool-input-error":
+      case "tool-approval-request":
+      case "tool-output-available":
+      case "tool-output-error":
+      case "tool-output-denied":
+        this.applyToolChunk(type, chunk);
+        return;
+      default:
+        if (type.startsWith("data-")) this.applyDataChunk(type, chunk);
+    }
   }
 
-  /** Text and reasoning go to the part their id opened, as in the AI SDK; upstream writes to the last part of the kind. */
-  private applyText(kind: string, phase: string, chunk: Loose): void {
-    const key = `${kind}:${str(chunk.id) ?? ""}`;
-    let part = this.open.get(key);
-    if (phase === "end") {
-      if (part) part.state = "done";
-      this.open.delete(key);
-      return;
-    }
-    if (phase === "start" || !part) {
-      part = phase === "delta" && kind === "text" ? this.resumeInterruptedText() : undefined;
-      if (!part) this.parts.push((part = { type: kind, text: "", state: "streaming" }) as Part);
-      this.open.set(key, part);
-    }
-    if (phase === "delta") part.text = (part.text as string) + (str(chunk.delta) ?? "");
+  private openParts(kind: "text" | "reasoning") {
+    return kind === "text" ? this.openText : this.openReasoning;
+  }
+
+  private openStreamingPart(kind: "text" | "reasoning", key: string): Loose {
+    const part: Loose = { type: kind, text: "", state: "streaming" };
+    this.openParts(kind).set(key, part);
+    this.push(part);
+    return part;
   }
 
   /**
    * A continuation of a turn that was cut off (a server restart) extends the
    * text part that was still streaming: `AIChatAgent` drops the
    * continuation's first `text-start` then and appends its deltas to that
-   * part, so the first delta for a part this stream never opened lands there
-   * too. Any other unopened delta opens a part (upstream extends a finished one).
+   * part, so a delta for a part this stream never opened lands there too.
    */
-  private resumeInterruptedText(): Loose | undefined {
+  private resumeInterruptedText(key: string): Loose | undefined {
     if (!this.continuation || this.resumedText) return undefined;
     const last = this.parts.findLast((part) => part.type === "text") as Loose | undefined;
     if (last?.state !== "streaming") return undefined;
     this.resumedText = true;
+    this.openText.set(key, last);
     return last;
   }
 
-  private applyTool(type: string, chunk: Loose): void {
+  private push(part: Loose): void {
+    this.parts.push(part as Part);
+  }
+
+  private findTool(toolCallId: string): Loose | undefined {
+    for (let i = this.parts.length - 1; i >= 0; i--) {
+      const part = this.parts[i] as Loose;
+      if (part.toolCallId === toolCallId) return part;
+    }
+    return undefined;
+  }
+
+  private applyToolChunk(type: string, chunk: Loose): void {
     const toolCallId = str(chunk.toolCallId);
-    // Upstream opens a `tool-undefined` part for a chunk without ids.
     if (!toolCallId) return;
-    let part = this.parts.findLast((candidate) => (candidate as Loose).toolCallId === toolCallId) as Loose | undefined;
+    let part = this.findTool(toolCallId);
+    const toolName = str(chunk.toolName);
     if (!part) {
-      const toolName = str(chunk.toolName);
       // A result for a call this message never saw belongs to another message.
-      if (!toolName || !type.startsWith("tool-input-")) return;
-      // The AI SDK's shapes: a static part has no `toolName` field, a dynamic one is a `dynamic-tool` (upstream has neither).
+      if (type.startsWith("tool-output") || type === "tool-approval-request") return;
+      if (!toolName) return;
       part =
         chunk.dynamic === true
           ? { type: "dynamic-tool", toolName, toolCallId, state: "input-streaming", input: undefined }
           : { type: `tool-${toolName}`, toolCallId, state: "input-streaming", input: undefined };
       if (chunk.providerExecuted === true) part.providerExecuted = true;
-      this.parts.push(part as Part);
+      this.push(part);
     }
-    if (type === "tool-input-delta") {
-      // The input shows as it streams, as in the AI SDK; upstream leaves it empty until `tool-input-available`.
-      if (part.state !== "input-streaming") return;
-      const text = (this.inputText.get(toolCallId) ?? "") + (str(chunk.inputTextDelta) ?? "");
-      this.inputText.set(toolCallId, text);
-      const partial = parsePartialInput(text);
-      if (partial !== undefined) part.input = partial;
-    } else if (type === "tool-output-available") {
-      // A settled result is never regressed and a final one drops `preliminary`; upstream overwrites and keeps the flag.
-      if (part.state === "output-available" && part.preliminary !== true) return;
-      part.state = "output-available";
-      part.output = chunk.output;
-      if (chunk.preliminary === true) part.preliminary = true;
-      else delete part.preliminary;
-    } else if (type !== "tool-output-error" || !SETTLED_TOOL_STATES.has(part.state)) {
-      // Upstream lets a late `tool-output-error` overwrite a settled part; that one is dropped above.
-      applyChunkToParts(this.parts, chunk as StreamChunkData);
+    const settled = SETTLED_TOOL_STATES.has(part.state as string);
+    switch (type) {
+      case "tool-input-start":
+        return;
+      case "tool-input-delta": {
+        if (settled || part.state !== "input-streaming") return;
+        const text = (this.inputText.get(toolCallId) ?? "") + (str(chunk.inputTextDelta) ?? "");
+        this.inputText.set(toolCallId, text);
+        const partial = parsePartialInput(text);
+        if (partial !== undefined) part.input = partial;
+        return;
+      }
+      case "tool-input-available":
+        if (settled) return;
+        this.inputText.delete(toolCallId);
+        part.input = chunk.input;
+        if (part.state === "input-streaming") part.state = "input-available";
+        return;
+      case "tool-input-error":
+        if (settled) return;
+        part.input = chunk.input;
+        part.state = "output-error";
+        part.errorText = str(chunk.errorText) ?? "";
+        return;
+      case "tool-approval-request":
+        // A continuation replays the approval it continues from: an answered one is not asked again.
+        if (settled || part.state === "approval-responded") return;
+        part.state = "approval-requested";
+        part.approval = { id: str(chunk.approvalId) ?? "" };
+        return;
+      case "tool-output-available":
+        if (part.state === "output-available" && part.preliminary !== true) return;
+        part.state = "output-available";
+        part.output = chunk.output;
+        if (chunk.preliminary === true) part.preliminary = true;
+        else delete part.preliminary;
+        return;
+      case "tool-output-error":
+        if (settled) return;
+        part.state = "output-error";
+        part.errorText = str(chunk.errorText) ?? "";
+        return;
+      case "tool-output-denied":
+        if (settled || part.state === "approval-responded") return;
+        part.state = "output-denied";
+        return;
     }
+  }
+
+  private applyDataChunk(type: string, chunk: Loose): void {
+    // Transient data parts are delivered to onData only, never stored.
+    if (chunk.transient === true) return;
+    const id = str(chunk.id);
+    if (id !== undefined) {
+      const existing = this.parts.find(
+        (part) => part.type === type && (part as Loose).id === id
+      ) as Loose | undefined;
+      if (existing) {
+        existing.data = chunk.data;
+        return;
+      }
+    }
+    this.push(id === undefined ? { type, data: chunk.data } : { type, id, data: chunk.data });
   }
 
   /**
@@ -148,33 +267,41 @@ export class ObservedMessage extends StreamAccumulator {
   targetIndex(messages: readonly UIMessage[]): number {
     // The observed message is almost always last; check there before scanning.
     const last = messages.length - 1;
-    const id = this.messageId;
-    let index = messages[last]?.id === id ? last : messages.findIndex((message) => message.id === id);
+    let index = messages[last]?.id === this.id ? last : messages.findIndex((message) => message.id === this.id);
     if (index < 0 && this.continuation) {
       index = messages.findLastIndex((message) => message.role === "assistant");
     }
     if (this.unseeded) {
       const queued = this.unseeded;
       this.unseeded = null;
-      const target = messages[index];
-      // Copies: upstream's `mergeInto` seeds with the target's own parts and then writes into them.
-      this.parts.splice(0, this.parts.length, ...(target?.parts.map((part) => ({ ...part })) ?? []));
+      const target = index >= 0 ? messages[index] : undefined;
+      this.parts = target ? target.parts.map((part) => ({ ...part })) : [];
       this.metadata = isRecord(target?.metadata) ? { ...target.metadata } : undefined;
-      if (target) this.messageId = target.id;
-      this.open.clear();
+      if (target) this.id = target.id;
+      this.openText.clear();
+      this.openReasoning.clear();
       this.resumedText = false;
-      for (const chunk of queued) this.step(chunk);
+      for (const chunk of queued) this.applyChunk(chunk);
     }
     return index;
   }
 
+  /** The message as it stands; the parts array is copied, the parts are live. */
+  toMessage<M extends UIMessage>(): M {
+    const message: Loose = { id: this.id, role: "assistant", parts: [...this.parts] };
+    if (this.metadata !== undefined) message.metadata = this.metadata;
+    return message as unknown as M;
+  }
+
   /**
    * True when `messages` already hold this message with text this stream does
-   * not extend: the stored copy is then authoritative (#2166). Upstream's
-   * `observedDivergesFrom` is the same rule, but `agents/chat` 0.32 does not export it.
+   * not extend: the stored copy is then authoritative (#2166).
    */
   divergesFrom(messages: readonly UIMessage[]): boolean {
-    const existing = messages.find((message) => message.id === this.messageId);
-    return existing !== undefined && !textOf(this.parts).startsWith(textOf(existing.parts));
+    const existing = messages.find((message) => message.id === this.id);
+    if (!existing) return false;
+    let stored = "";
+    for (const part of existing.parts) if (part.type === "text") stored += part.text;
+    return !this.text().startsWith(stored);
   }
 }

@@ -42,8 +42,8 @@ export class ObservedTurn<M extends UIMessage> {
    */
   overFrame(next: M[]): M[] {
     const observed = this.message;
-    if (!observed?.parts.length) return next;
-    const stored = next.find((message) => message.id === observed.messageId);
+    if (!observed?.hasParts) return next;
+    const stored = next.find((message) => message.id === observed.id);
     if (observed.parts.length < (stored?.parts.length ?? 0) || observed.divergesFrom(next)) return next;
     return this.mergedInto(observed, next);
   }
@@ -52,20 +52,21 @@ export class ObservedTurn<M extends UIMessage> {
   mergeUnlessDiverged(observed: ObservedMessage): void {
     // A regenerate of this client's replaced the message this turn extends.
     const messages = this.list.messages;
-    if (this.intents.isRetracted(observed.messageId, messages)) return;
+    if (this.intents.isRetracted(observed.id, messages)) return;
     const index = observed.targetIndex(messages);
     if (index >= 0 && messages[index] !== this.lastMerge && observed.divergesFrom(messages)) return;
-    const message = observed.toMessage() as M;
+    const message = observed.toMessage<M>();
     this.lastMerge = message;
     if (index >= 0) this.list.replaceMessage(index, message);
     else this.list.pushMessage(message);
   }
 
   mergedInto(observed: ObservedMessage, messages: M[]): M[] {
-    if (this.intents.isRetracted(observed.messageId, this.list.messages)) return messages;
+    if (this.intents.isRetracted(observed.id, this.list.messages)) return messages;
     const index = observed.targetIndex(messages);
     const next = messages.slice();
-    next.splice(index >= 0 ? index : next.length, 1, observed.toMessage() as M);
+    if (index >= 0) next[index] = observed.toMessage<M>();
+    else next.push(observed.toMessage<M>());
     return next;
   }
 }

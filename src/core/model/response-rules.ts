@@ -39,7 +39,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   }
   if (replayed) streams.at(id).unreplayed = false;
   if (terminal(frame)) {
-    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.messageId : undefined);
+    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.id : undefined);
     if (reply !== undefined) streams.endedReplies.add(reply);
   }
   if (m.local.has(id)) onLocalResponse(m, frame);
@@ -155,7 +155,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (frame.done) {
     observed.end();
     observed.mergeUnlessDiverged(message);
-    if (message.parts.length > 0) m.base.known.add(message.messageId);
+    if (message.hasParts) m.base.known.add(message.id);
     m.io.flags({ serverStreaming: false });
     return;
   }
