@@ -30,6 +30,9 @@ export {
 } from "./core/tools";
 export { mergeStoredWins } from "./core/transcript";
 export { getAgentMessages, type GetAgentMessagesOptions } from "./core/load";
+export type { SubAgentStep } from "./core/address";
+export type { AgentTransport } from "agents/client";
+export type { MCPServer, MCPServersState } from "agents";
 export {
   useAgent,
   type AgentIdentity,
