@@ -31,6 +31,18 @@ export {
 export { mergeStoredWins } from "./core/transcript";
 export { getAgentMessages, type GetAgentMessagesOptions } from "./core/load";
 export type { SubAgentStep } from "./core/address";
+export {
+  useAgentToolEvents,
+  type UseAgentToolEventsOptions,
+  type UseAgentToolEventsReturn
+} from "./use-agent-tool-events";
+export type {
+  AgentToolEvent,
+  AgentToolEventMessage,
+  AgentToolEventState,
+  AgentToolRunPart,
+  AgentToolRunState
+} from "agents/agent-tools";
 export type { AgentTransport } from "agents/client";
 export type { MCPServer, MCPServersState } from "agents";
 export {
