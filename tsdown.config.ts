@@ -1,7 +1,7 @@
 import { defineConfig } from "tsdown";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "server/index": "src/server/index.ts" },
+  entry: { index: "src/index.ts", "server/index": "src/server/index.ts", "voice/index": "src/voice/index.ts" },
   format: "esm",
   platform: "neutral",
   target: "es2022",
