@@ -16,6 +16,9 @@ import { CHAT_AGENT, agentHost, uniqueName } from "../support/e2e";
 import { mountComposable } from "../support/mount";
 import { trackResources } from "../support/resources";
 
+/** vi.waitFor with room for real-time audio (0.6 s of it per utterance) on a busy machine. */
+const eventually = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 10_000, interval: 50 });
+
 describe("cleanup", () => {
   it("switching conversations and unmounting release sockets, microphone tracks, audio contexts, listeners and timers", async () => {
     const tracker = trackResources({ emitters: [VoiceClient.prototype] });
@@ -41,7 +44,7 @@ describe("cleanup", () => {
       });
       const { agent, subChat, voice, dictation } = result;
       const allOpen = async () =>
-        vi.waitFor(() => {
+        eventually(() => {
           expect(agent.status.value).toBe("open");
           expect(subChat.connectionStatus.value).toBe("open");
           expect(voice.connected.value).toBe(true);
@@ -49,11 +52,11 @@ describe("cleanup", () => {
 
       await allOpen();
       await voice.startCall();
-      await vi.waitFor(async () => {
+      await eventually(async () => {
         await dictation.start();
         expect(dictation.isListening.value).toBe(true);
       });
-      await vi.waitFor(() => {
+      await eventually(() => {
         expect(dictation.transcript.value).toBe(USER_TRANSCRIPT);
         expect(voice.transcript.value.at(-1)?.text).toBe(voiceReply(USER_TRANSCRIPT));
       });
@@ -70,13 +73,13 @@ describe("cleanup", () => {
       voiceName.value = uniqueName("voice");
       await nextTick();
       await allOpen();
-      await vi.waitFor(() => expect(tracker.held()).toMatchObject({ sockets: 4, tracks: 1, audioContexts: 1 }));
+      await eventually(() => expect(tracker.held()).toMatchObject({ sockets: 4, tracks: 1, audioContexts: 1 }));
       expect(tracker.held().listeners).toHaveLength(during.listeners.length);
       await voice.startCall();
-      await vi.waitFor(() => expect(voice.status.value).toBe("listening"));
+      await eventually(() => expect(voice.status.value).toBe("listening"));
 
       unmount();
-      await vi.waitFor(() => {
+      await eventually(() => {
         const held = tracker.held();
         expect({ sockets: held.sockets, tracks: held.tracks, audioContexts: held.audioContexts }).toEqual({
           sockets: 0,

@@ -20,6 +20,9 @@ import { agentHost, readLog, uniqueName, waitForLog } from "../support/e2e";
 import { mountComposable } from "../support/mount";
 import { type ResourceTracker, trackResources } from "../support/resources";
 
+/** vi.waitFor with room for real-time audio (0.6 s of it per utterance) on a busy machine. */
+const eventually = <T>(check: () => T | Promise<T>) => vi.waitFor(check, { timeout: 10_000, interval: 50 });
+
 const VOICE = "VoiceFixtureAgent";
 const DICTATION = "DictationAgent";
 const REPLY = voiceReply(USER_TRANSCRIPT);
@@ -64,23 +67,23 @@ describe("useVoiceAgent: a call", () => {
     watch(voice.interimTranscript, (text) => interims.push(text), { flush: "sync" });
     watch(voice.audioLevel, (level) => (loudest = Math.max(loudest, level)), { flush: "sync" });
 
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     expect(voice.status.value).toBe("idle");
     await voice.startCall();
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(voice.transcript.value.map(({ role, text }) => ({ role, text }))).toEqual([
         { role: "user", text: USER_TRANSCRIPT },
         { role: "assistant", text: REPLY }
       ])
     );
     // The reply's PCM reached the page and was scheduled; its samples spell the reply.
-    await vi.waitFor(() => expect(textFromSamples(played.flatMap((samples) => [...samples]))).toBe(REPLY));
-    await vi.waitFor(() => expect(voice.status.value).toBe("listening"));
+    await eventually(() => expect(textFromSamples(played.flatMap((samples) => [...samples]))).toBe(REPLY));
+    await eventually(() => expect(voice.status.value).toBe("listening"));
     expect(statuses).toEqual(expect.arrayContaining(["listening", "thinking", "speaking"]));
     expect(interims).toContain(INTERIM_TEXT);
     expect(voice.interimTranscript.value).toBeNull();
     expect(loudest).toBeGreaterThan(0);
-    await vi.waitFor(() => expect(voice.turnMetrics.value).toMatchObject({ source: "speech", outcome: "completed" }));
+    await eventually(() => expect(voice.turnMetrics.value).toMatchObject({ source: "speech", outcome: "completed" }));
     expect(voice.error.value).toBeNull();
 
     // What the agent heard was the microphone's audio, not silence.
@@ -94,7 +97,7 @@ describe("useVoiceAgent: a call", () => {
     expect(voice.status.value).toBe("idle");
     await waitForLog(name, (entry) => entry.kind === "call-end", { agent: VOICE });
     // The call's microphone and audio are released; the socket stays open.
-    await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 1 }));
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 1 }));
     expect(voice.connected.value).toBe(true);
     unmount();
   });
@@ -102,7 +105,7 @@ describe("useVoiceAgent: a call", () => {
   it("mute: isMuted, audioLevel 0, and nothing reaches the agent until unmuted", async () => {
     const name = uniqueName("mute");
     const { result: voice, unmount } = openVoice(name);
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     voice.toggleMute();
     expect(voice.isMuted.value).toBe(true);
     await voice.startCall();
@@ -115,25 +118,25 @@ describe("useVoiceAgent: a call", () => {
 
     voice.toggleMute();
     expect(voice.isMuted.value).toBe(false);
-    await vi.waitFor(() => expect(voice.transcript.value[0]?.text).toBe(USER_TRANSCRIPT));
+    await eventually(() => expect(voice.transcript.value[0]?.text).toBe(USER_TRANSCRIPT));
     unmount();
   });
 
   it("sendText runs a text turn without a call; sendJSON reaches the agent and its answer lands in lastCustomMessage", async () => {
     const name = uniqueName("text");
     const { result: voice, unmount } = openVoice(name);
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     voice.sendText("what is the tide");
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(voice.transcript.value.map(({ role, text }) => [role, text])).toEqual([
         ["user", "what is the tide"],
         ["assistant", voiceReply("what is the tide")]
       ])
     );
-    await vi.waitFor(() => expect(voice.turnMetrics.value).toMatchObject({ source: "text" }));
+    await eventually(() => expect(voice.turnMetrics.value).toMatchObject({ source: "text" }));
 
     voice.sendJSON({ type: "ping", echo: 7 });
-    await vi.waitFor(() => expect(voice.lastCustomMessage.value).toEqual({ type: "pong", echo: 7 }));
+    await eventually(() => expect(voice.lastCustomMessage.value).toEqual({ type: "pong", echo: 7 }));
     const custom = await waitForLog(name, (entry) => entry.kind === "custom", { agent: VOICE });
     expect(custom.frame).toEqual({ type: "ping", echo: 7 });
     unmount();
@@ -145,7 +148,7 @@ describe("useVoiceAgent: unmounting", () => {
     tracker = trackResources();
     const played = recordPlayback();
     const { result: voice, unmount } = openVoice(uniqueName("late-audio"));
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     // Unmount the moment the reply's audio (a Blob) is being read.
     const arrayBuffer = Blob.prototype.arrayBuffer;
     let read: Promise<ArrayBuffer> | undefined;
@@ -157,12 +160,12 @@ describe("useVoiceAgent: unmounting", () => {
     };
     try {
       await voice.startCall();
-      await vi.waitFor(() => expect(read).toBeDefined());
+      await eventually(() => expect(read).toBeDefined());
       await read;
       // Anything the read's continuation starts (an AudioContext, a buffer) starts synchronously.
       await new Promise((resolve) => setTimeout(resolve, 0));
       expect(played).toEqual([]);
-      await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ audioContexts: 0, tracks: 0, sockets: 0 }));
+      await eventually(() => expect(tracker!.held()).toMatchObject({ audioContexts: 0, tracks: 0, sockets: 0 }));
       expect(tracker.openAudioContexts()).toEqual([]);
     } finally {
       Blob.prototype.arrayBuffer = arrayBuffer;
@@ -178,7 +181,7 @@ describe("useVoiceAgent: errors", () => {
     await voice.startCall();
     expect(voice.error.value).toMatch(/not connected/);
     expect(tracker.created().tracks).toBe(0);
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     expect(voice.error.value).toBeNull();
     unmount();
   });
@@ -191,12 +194,12 @@ describe("useVoiceAgent: errors", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       const { result: voice, unmount } = openVoice(uniqueName("denied"));
-      await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+      await eventually(() => expect(voice.connected.value).toBe(true));
       await voice.startCall();
       expect(voice.error.value).toMatch(/Microphone access denied/);
       expect(errors).toHaveBeenCalledWith("[VoiceClient] Mic error:", expect.any(DOMException));
       voice.endCall();
-      await vi.waitFor(() => expect(tracker!.held().audioContexts).toBe(0));
+      await eventually(() => expect(tracker!.held().audioContexts).toBe(0));
       unmount();
     } finally {
       devices.getUserMedia = getUserMedia;
@@ -207,9 +210,9 @@ describe("useVoiceAgent: errors", () => {
   it("the agent's structured error (speech-to-text failed to start) reaches voiceError and ends the call", async () => {
     tracker = trackResources();
     const { result: voice, unmount } = openVoice(uniqueName("sttfail"));
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     await voice.startCall();
-    await vi.waitFor(() =>
+    await eventually(() =>
       expect(voice.voiceError.value).toEqual({
         message: "Speech recognition failed to start",
         code: "stt_startup_failed",
@@ -218,8 +221,8 @@ describe("useVoiceAgent: errors", () => {
       })
     );
     expect(voice.error.value).toBe("Speech recognition failed to start");
-    await vi.waitFor(() => expect(voice.status.value).toBe("idle"));
-    await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0 }));
+    await eventually(() => expect(voice.status.value).toBe("idle"));
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0 }));
     unmount();
   });
 });
@@ -231,10 +234,10 @@ describe("useVoiceAgent: reactive options", () => {
     const name = ref(first);
     const onReconnect = vi.fn();
     const { result: voice, unmount } = openVoice(name, { onReconnect });
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     const firstClient = voice.client.value;
     await voice.startCall();
-    await vi.waitFor(() => expect(voice.transcript.value).toHaveLength(2));
+    await eventually(() => expect(voice.transcript.value).toHaveLength(2));
     const listenersOnFirst = tracker.held().listeners.length;
     expect(listenersOnFirst).toBeGreaterThan(0);
 
@@ -245,8 +248,8 @@ describe("useVoiceAgent: reactive options", () => {
     expect(voice.client.value).not.toBe(firstClient);
     expect(voice.transcript.value).toEqual([]);
     expect(voice.status.value).toBe("idle");
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
-    await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 1 }));
+    await eventually(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 1 }));
     // The old client's listeners went with it; the new one has the same set.
     expect(tracker.held().listeners).toHaveLength(listenersOnFirst);
     await waitForLog(first, (entry) => entry.kind === "close", { agent: VOICE });
@@ -260,7 +263,7 @@ describe("useVoiceAgent: reactive options", () => {
     const enabled = ref(true);
     const onReconnect = vi.fn();
     const { result: voice, unmount } = openVoice(name, { enabled, onReconnect });
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     enabled.value = false;
     await nextTick();
     expect(voice.client.value).toBeNull();
@@ -269,7 +272,7 @@ describe("useVoiceAgent: reactive options", () => {
     await voice.startCall(); // nothing to call on: resolves, does nothing
     enabled.value = true;
     await nextTick();
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     expect(onReconnect).not.toHaveBeenCalled();
     unmount();
   });
@@ -278,12 +281,12 @@ describe("useVoiceAgent: reactive options", () => {
     const deviceId = ref<string | undefined>(undefined);
     const onReconnect = vi.fn();
     const { result: voice, unmount } = openVoice(uniqueName("device"), { outputDeviceId: deviceId, onReconnect });
-    await vi.waitFor(() => expect(voice.connected.value).toBe(true));
+    await eventually(() => expect(voice.connected.value).toBe(true));
     const client = voice.client.value;
     await voice.startCall();
     expect(voice.outputDeviceError.value).toBeNull();
     deviceId.value = "no-such-output-device";
-    await vi.waitFor(() => expect(voice.outputDeviceError.value).toBe("Could not switch audio output device."));
+    await eventually(() => expect(voice.outputDeviceError.value).toBe("Could not switch audio output device."));
     expect(voice.client.value).toBe(client);
     expect(onReconnect).not.toHaveBeenCalled();
     unmount();
@@ -297,33 +300,33 @@ describe("useVoiceInput", () => {
     const { result: input, unmount } = mountComposable(() => useVoiceInput({ agent: DICTATION, name, host: agentHost() }));
     const interims: Array<string | null> = [];
     watch(input.interimTranscript, (text) => interims.push(text), { flush: "sync" });
-    await vi.waitFor(() => expect(input.error.value).toBeNull());
+    await eventually(() => expect(input.error.value).toBeNull());
     // The socket opens on its own; starting needs it.
-    await vi.waitFor(async () => {
+    await eventually(async () => {
       await input.start();
       expect(input.error.value).toBeNull();
       expect(input.isListening.value).toBe(true);
     });
-    await vi.waitFor(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
+    await eventually(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
     expect(interims).toContain(INTERIM_TEXT);
     await waitForLog(name, (entry) => entry.kind === "transcript" && entry.text === USER_TRANSCRIPT, { agent: DICTATION });
 
     input.stop();
     expect(input.isListening.value).toBe(false);
-    await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0 }));
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0 }));
 
     // A second call is a second utterance: the transcript accumulates.
     await input.start();
-    await vi.waitFor(() => expect(input.transcript.value).toBe(`${USER_TRANSCRIPT} ${USER_TRANSCRIPT}`));
+    await eventually(() => expect(input.transcript.value).toBe(`${USER_TRANSCRIPT} ${USER_TRANSCRIPT}`));
     input.stop();
     input.clear();
     expect(input.transcript.value).toBe("");
     await input.start();
-    await vi.waitFor(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
+    await eventually(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
     input.toggleMute();
     expect(input.isMuted.value).toBe(true);
     expect(input.audioLevel.value).toBe(0);
     unmount();
-    await vi.waitFor(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 0 }));
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 0 }));
   });
 });
