@@ -28,8 +28,26 @@ export {
   type ClientToolSchema,
   type ToolPartState
 } from "./core/tools";
+export { detectToolsRequiringConfirmation, type JSONSchemaType } from "./chat-helpers";
+// The framework-neutral transport the chat runs on, and its connection type, as upstream's entry exports them.
+export { WebSocketChatTransport, type AgentConnection, type WebSocketChatTransportOptions } from "agents/chat/transport";
 export { mergeStoredWins } from "./core/transcript";
 export { getAgentMessages, type GetAgentMessagesOptions } from "./core/load";
+export type { SubAgentStep } from "./core/address";
+export {
+  useAgentToolEvents,
+  type UseAgentToolEventsOptions,
+  type UseAgentToolEventsReturn
+} from "./use-agent-tool-events";
+export type {
+  AgentToolEvent,
+  AgentToolEventMessage,
+  AgentToolEventState,
+  AgentToolRunPart,
+  AgentToolRunState
+} from "agents/agent-tools";
+export type { AgentTransport } from "agents/client";
+export type { MCPServer, MCPServersState } from "agents";
 export {
   useAgent,
   type AgentIdentity,

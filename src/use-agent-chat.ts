@@ -3,7 +3,6 @@ import { AgentClient, type AgentClientOptions } from "agents/client";
 import {
   type ComputedRef,
   type MaybeRefOrGetter,
-  type Ref,
   type ShallowRef,
   computed,
   isRef,
@@ -13,10 +12,19 @@ import {
   toValue,
   watch
 } from "vue";
-import { type AddressedSocket, agentNameToKebab, httpAddressOf, messagesUrl } from "./core/address";
+import {
+  type AddressedSocket,
+  type SubAgentStep,
+  agentNameToKebab,
+  httpAddressOf,
+  messagesUrl,
+  readSubChain,
+  subAgentPath
+} from "./core/address";
 import type { AgentSocket } from "./core/connection";
 import { fetchTranscript } from "./core/load";
 import type { ChatTurnEndEvent } from "./core/protocol";
+import { type SharedAgentConnection, sharedSocketOf } from "./shared-connection";
 import {
   type AddToolOutputOptions,
   type BodySource,
@@ -36,9 +44,9 @@ import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 
 /**
  * Where the composable connects when it owns the socket. Every field may be a
- * ref or a getter: changing `agent`, `name`, `host`, `basePath` or `path`
- * switches the chat to that conversation without remounting; changing only
- * `query` (a rotated token) reconnects the same conversation.
+ * ref or a getter: changing `agent`, `name`, `host`, `basePath`, `path` or
+ * `sub` switches the chat to that conversation without remounting; changing
+ * only `query` (a rotated token) reconnects the same conversation.
  */
 export interface AgentChatClientOptions
   extends Omit<AgentClientOptions, "agent" | "name" | "host" | "basePath" | "path" | "query"> {
@@ -50,14 +58,19 @@ export interface AgentChatClientOptions
   host?: MaybeRefOrGetter<string | undefined>;
   /** A custom route instead of `/agents/<agent>/<name>`. */
   basePath?: MaybeRefOrGetter<string | undefined>;
-  /** A path appended to the agent's URL. */
+  /** A path appended to the agent's URL (after the `sub` chain). */
   path?: MaybeRefOrGetter<string | undefined>;
+  /**
+   * Chat with a sub-agent of `agent`/`name`, root first:
+   * `[{ agent: "ChatAgent", name: "abc" }]` connects to
+   * `/agents/<agent>/<name>/sub/chat-agent/abc` (the conversation is the last step).
+   */
+  sub?: MaybeRefOrGetter<ReadonlyArray<SubAgentStep> | undefined>;
   /** Query parameters of the WebSocket URL (e.g. an auth token), or a function returning them. */
   query?: MaybeRefOrGetter<Record<string, string | null | undefined> | undefined> | (() => Promise<Record<string, string | null | undefined>>);
 }
 
-/** A connection the app already holds: `useAgent`'s return, an `AgentClient`, or any compatible socket. */
-export type SharedAgentConnection = AgentSocket | { client: Readonly<Ref<AgentSocket | null | undefined>> };
+export type { SharedAgentConnection } from "./shared-connection";
 
 /** AI SDK chat options the composable forwards to the chat. */
 export type ForwardedChatInit<M extends UIMessage> = Pick<
@@ -211,6 +224,12 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   queuedMessages: Readonly<ShallowRef<M[]>>;
   /** Resolves once the first transcript is in. */
   ready: Promise<void>;
+  /**
+   * The socket the chat is on (its own, or the shared one), or `null` without
+   * one. Pass the return value as `agent` to `useAgentToolEvents` to follow
+   * the agent tools of this conversation.
+   */
+  client: Readonly<ShallowRef<AgentSocket | null>>;
 }
 
 interface Target {
@@ -227,12 +246,14 @@ const readsInFlight = new Map<string, Promise<UIMessage[]>>();
 
 function resolveClientFields(client: AgentChatClientOptions) {
   const query = client.query;
+  const sub = readSubChain(toValue(client.sub));
   return {
     agent: toValue(client.agent),
     name: toValue(client.name) ?? "default",
     host: toValue(client.host) ?? (typeof location === "undefined" ? "" : location.host),
     basePath: toValue(client.basePath),
-    path: toValue(client.path),
+    path: subAgentPath(sub, toValue(client.path)),
+    sub,
     // A function query is PartySocket's async form: pass it through, do not call it.
     query: typeof query === "function" && !isRef(query) ? query : toValue(query)
   };
@@ -240,12 +261,6 @@ function resolveClientFields(client: AgentChatClientOptions) {
 
 function addressKey(fields: { agent: string; name: string; host: string; basePath?: string; path?: string }) {
   return JSON.stringify([fields.agent, fields.name, fields.host, fields.basePath ?? null, fields.path ?? null]);
-}
-
-function sharedSocketOf(value: SharedAgentConnection | null | undefined): AgentSocket | null {
-  if (!value) return null;
-  if ("client" in value && isRef(value.client)) return value.client.value ?? null;
-  return value as AgentSocket;
 }
 
 /**
@@ -401,7 +416,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     }
     const client = options.client as AgentChatClientOptions;
     const fields = resolveClientFields(client);
-    const { agent: _a, name: _n, host: _h, basePath: _b, path: _p, query: _q, ...socketOptions } = client;
+    const { agent: _a, name: _n, host: _h, basePath: _b, path: _p, sub: _s, query: _q, ...socketOptions } = client;
     const socket = markRaw(
       new AgentClient({
         ...socketOptions,
@@ -413,12 +428,18 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         query: fields.query as AgentClientOptions["query"]
       })
     ) as unknown as AgentSocket;
+    // A sub-agent chat is the conversation of the deepest step.
+    const leaf = fields.sub.at(-1) ?? { agent: fields.agent, name: fields.name };
+    if (fields.sub.length > 0) {
+      (socket as AddressedSocket).agent = agentNameToKebab(leaf.agent);
+      (socket as AddressedSocket).name = leaf.name;
+    }
     return {
       socket,
       owns: true,
-      agent: fields.agent,
-      name: fields.name,
-      label: `${fields.agent}/${fields.name}`,
+      agent: leaf.agent,
+      name: leaf.name,
+      label: `${leaf.agent}/${leaf.name}`,
       key: addressKey(fields)
     };
   };
@@ -452,6 +473,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
 
   let target = openTarget();
   const session = shallowRef<ChatSession<M> | null>(target ? startSession(target) : null);
+  const socket = shallowRef<AgentSocket | null>(target?.socket ?? null);
   const current = (): ChatSession<M> => session.value ?? noConnection();
 
   const switchTo = (next: Target | null) => {
@@ -461,6 +483,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     cells.status.value = "ready";
     cells.error.value = undefined;
     session.value = next ? startSession(next) : null;
+    socket.value = next?.socket ?? null;
   };
 
   // Switching conversations without remounting.
@@ -498,6 +521,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   onDispose(() => {
     session.value?.dispose();
     session.value = null;
+    socket.value = null;
   });
 
   const tools = () => options.tools;
@@ -579,6 +603,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connectionStatus: shallowReadonly(cells.connection),
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
+    client: shallowReadonly(socket),
     get ready() {
       return session.value?.ready ?? Promise.resolve();
     }

@@ -7,10 +7,13 @@ import {
   createStubProxy,
   splitCallOptions
 } from "agents/client";
+import type { MCPServersState } from "agents";
 import {
+  type ComputedRef,
   type MaybeRef,
   type MaybeRefOrGetter,
   type ShallowRef,
+  computed,
   isRef,
   markRaw,
   nextTick,
@@ -21,6 +24,7 @@ import {
   unref,
   watch
 } from "vue";
+import { type AddressedSocket, type SubAgentStep, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
 import { connectionFailure, readCloseEvent } from "./core/connection";
 import type { ConnectionStatus } from "./core/session";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
@@ -49,7 +53,7 @@ export interface AgentIdentity {
 /** Where a state update came from: a server broadcast or this client's `setState`. */
 export type AgentStateSource = "server" | "client";
 
-type AddressFields = "agent" | "name" | "host" | "basePath" | "path" | "query";
+type AddressFields = "agent" | "name" | "host" | "basePath" | "path" | "query" | "startClosed";
 type CallbackFields =
   | "onStateUpdate"
   | "onStateUpdateError"
@@ -75,10 +79,26 @@ export interface UseAgentOptions<State = unknown> extends Omit<AgentClientOption
   host?: MaybeRefOrGetter<string | undefined>;
   /** A custom route instead of `/agents/<agent>/<name>`; the server decides the instance. */
   basePath?: MaybeRefOrGetter<string | undefined>;
-  /** A path appended to the agent's URL (no leading slash). */
+  /** A path appended to the agent's URL (no leading slash); after the `sub` chain when there is one. */
   path?: MaybeRefOrGetter<string | undefined>;
+  /**
+   * Connect to a sub-agent (a facet of the agent at `agent`/`name`), root
+   * first: `[{ agent: "ChatAgent", name: "abc" }]` reaches
+   * `/agents/<agent>/<name>/sub/chat-agent/abc`. `identity` then names the
+   * deepest step, and `path` lists the whole chain. Reactive like the rest of
+   * the address. Experimental upstream.
+   */
+  sub?: MaybeRefOrGetter<ReadonlyArray<SubAgentStep> | undefined>;
   /** Query parameters (an auth token, say): an object, a ref, or a function called on every connect. */
   query?: AgentQuery;
+  /** Start without connecting; `reconnect()` (or `enabled` turning true) connects. */
+  startClosed?: boolean;
+  /**
+   * Whether to be connected (upstream's `enabled`). `false` closes the socket
+   * and keeps it closed; `true` connects again (unless `close()` was called).
+   * Default `true`.
+   */
+  enabled?: MaybeRefOrGetter<boolean | undefined>;
   /** A WebSocket implementation to use instead of the browser's. */
   WebSocket?: typeof WebSocket;
   /** Receives PartySocket's debug output when `debug` is on. */
@@ -87,6 +107,8 @@ export interface UseAgentOptions<State = unknown> extends Omit<AgentClientOption
   onStateUpdate?: (state: State, source: AgentStateSource) => void;
   /** Called when the server refused a state update (e.g. a read-only connection). */
   onStateUpdateError?: (error: string) => void;
+  /** Called with the agent's MCP servers, tools, prompts and resources each time the server sends them. */
+  onMcpUpdate?: (mcpServers: MCPServersState) => void;
   /** Called each time the server confirms which instance this connection reached. */
   onIdentity?: (name: string, agent: string) => void;
   /**
@@ -119,6 +141,19 @@ export interface UseAgentReturn<AgentT = unknown, State = unknown> {
   /** The instance the server confirmed, or `null` until it did (and again after an address change). */
   identity: Readonly<ShallowRef<AgentIdentity | null>>;
   /**
+   * The agent's MCP state (`cf_agent_mcp_servers`): its servers with their
+   * connection state, and their tools, prompts and resources. `undefined`
+   * until the server sent it; kept across reconnects, cleared by an address change.
+   */
+  mcpServers: Readonly<ShallowRef<MCPServersState | undefined>>;
+  /** The full address, root first: `{ agent, name }` of the root, then each `sub` step (upstream's `path`). */
+  path: ComputedRef<ReadonlyArray<SubAgentStep>>;
+  /**
+   * The agent's HTTP URL (for `fetch` to its `onRequest`), without the query
+   * string so tokens stay out of it; `""` when the client has no URL yet.
+   */
+  getHttpUrl: () => string;
+  /**
    * Resolves once the server confirmed the identity (and sent its state, when it has
    * one). A promise still pending is kept across reconnects and address changes, so
    * an earlier `await` resolves with the next identity.
@@ -139,8 +174,9 @@ export interface UseAgentReturn<AgentT = unknown, State = unknown> {
   reconnect: () => void;
 }
 
+const MCP_SERVERS = "cf_agent_mcp_servers";
 /** Frame types the client handles itself; `onMessage` does not see them. */
-const PROTOCOL_FRAMES = new Set(["cf_agent_identity", "cf_agent_state", "cf_agent_state_error", "cf_agent_mcp_servers", "rpc"]);
+const PROTOCOL_FRAMES = new Set(["cf_agent_identity", "cf_agent_state", "cf_agent_state_error", MCP_SERVERS, "rpc"]);
 const OPEN = 1;
 
 const ADDRESS_CHANGED_QUEUED = "Call discarded: the agent address changed before the request could be sent";
@@ -152,6 +188,7 @@ interface Address {
   host: string;
   basePath: string | undefined;
   path: string | undefined;
+  sub: SubAgentStep[];
 }
 
 interface Deferred {
@@ -179,11 +216,41 @@ interface Connection<AgentT, State> {
 type AnyCall = (method: string, args?: unknown[], options?: CallOptions | StreamOptions) => Promise<unknown>;
 
 function keyOf(at: Address): string {
-  return JSON.stringify([at.agent, at.name, at.host, at.basePath ?? null, at.path ?? null]);
+  return JSON.stringify([at.agent, at.name, at.host, at.basePath ?? null, at.path ?? null, at.sub.map((step) => [step.agent, step.name])]);
 }
 
 function labelOf(at: Address): string {
-  return at.basePath ?? `${at.agent}/${at.name}`;
+  const leaf = at.sub.at(-1);
+  return at.basePath ?? (leaf ? `${at.agent}/${at.name}/sub/${leaf.agent}/${leaf.name}` : `${at.agent}/${at.name}`);
+}
+
+/** Options of upstream's hook that have no meaning here, and why. */
+const IGNORED_OPTIONS: Record<string, string> = {
+  queryDeps:
+    "it keys React's cache of an async query; here a query function is called on every connect, and a reactive query reconnects when it changes",
+  cacheTtl: "it expires React's cache of an async query; here a query function is called on every connect",
+  transferEnqueuedMessages:
+    "the socket is kept when only the query changes (its queue with it), and an address change rejects queued calls (parity rule 115)"
+};
+
+function warnIgnoredOptions(options: object): void {
+  for (const [option, why] of Object.entries(IGNORED_OPTIONS)) {
+    if (option in options) console.warn(`[agents-vue] useAgent ignores \`${option}\`: ${why}.`);
+  }
+}
+
+/**
+ * Over `transport: "capnweb"` a call reaches only the host's native callables;
+ * Cap'n Web's own "is not a function" says nothing about why.
+ */
+function nativeCallError(method: string, error: unknown): unknown {
+  if (!(error instanceof Error) || !/is not a function/.test(error.message)) return error;
+  return new Error(
+    `[agents-vue] call("${method}") over transport "capnweb" failed: the host serves no native callable "${method}". ` +
+      "Over capnweb, call() and stub reach only the callables the host gives WebSockets({ callables }); " +
+      "an Agent's @callable() methods answer only on the default \"cf-websocket\" transport.",
+    { cause: error }
+  );
 }
 
 function deferred(): Deferred {
@@ -244,15 +311,20 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
 ): UseAgentReturn<AgentT, State> {
   assertBrowser("useAgent");
   warnOutsideScope("useAgent");
+  warnIgnoredOptions(options);
 
   const state = shallowRef<State | undefined>(undefined);
   const status = shallowRef<ConnectionStatus>("connecting");
   const connectionError = shallowRef<Error | null>(null);
   const identity = shallowRef<AgentIdentity | null>(null);
+  const mcpServers = shallowRef<MCPServersState | undefined>(undefined);
   let ready = deferred();
   // Whether the caller wants a connection: `startClosed` and close() say no
-  // (new clients for a new address then start closed too) until reconnect().
-  let keepClosed = !!options.startClosed;
+  // (new clients for a new address then start closed too) until reconnect(),
+  // and so does `enabled: false` for as long as it is false.
+  let closedByCaller = !!options.startClosed;
+  const enabled = () => toValue(options.enabled) ?? true;
+  const keepClosed = () => closedByCaller || !enabled();
   let disposed = false;
 
   const address = (): Address => ({
@@ -260,7 +332,8 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     name: toValue(options.name) ?? "default",
     host: toValue(options.host) ?? location.host,
     basePath: toValue(options.basePath) || undefined,
-    path: toValue(options.path) || undefined
+    path: toValue(options.path) || undefined,
+    sub: readSubChain(toValue(options.sub))
   });
 
   let live: Connection<AgentT, State>;
@@ -272,9 +345,13 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       host: _host,
       basePath: _basePath,
       path: _path,
+      sub: _sub,
       query: _query,
+      startClosed: _startClosed,
+      enabled: _enabled,
       onStateUpdate: _onStateUpdate,
       onStateUpdateError: _onStateUpdateError,
+      onMcpUpdate: _onMcpUpdate,
       onIdentity: _onIdentity,
       onIdentityChange: _onIdentityChange,
       onConnectionError: _onConnectionError,
@@ -282,8 +359,11 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       onOpen: _onOpen,
       onClose: _onClose,
       onError: _onError,
-      ...socketOptions
+      ...rest
     } = options;
+    const socketOptions = Object.fromEntries(
+      Object.entries(rest).filter(([option]) => !(option in IGNORED_OPTIONS))
+    ) as typeof rest;
     // Callbacks of a client that was replaced must not touch the refs.
     let self: Connection<AgentT, State> | undefined;
     const isLive = () => self !== undefined && self === live && !disposed;
@@ -295,9 +375,9 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         name: at.name,
         host: at.host,
         basePath: at.basePath,
-        path: at.path,
+        path: subAgentPath(at.sub, at.path),
         query,
-        startClosed: keepClosed,
+        startClosed: keepClosed(),
         onStateUpdate: (next, source) => {
           if (!isLive()) return;
           state.value = next;
@@ -328,6 +408,14 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         }
       })
     );
+
+    const leaf = at.sub.at(-1);
+    if (leaf) {
+      // Upstream reports the deepest step as the connection's agent and name
+      // (what a chat on this socket talks to) until the server confirms it.
+      client.agent = agentNameToKebab(leaf.agent);
+      client.name = leaf.name;
+    }
 
     const connection: Connection<AgentT, State> = {
       client,
@@ -362,7 +450,9 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         const event = readCloseEvent(raw);
         const opened = connection.openedThisAttempt;
         connection.openedThisAttempt = false;
-        const final = !client.shouldReconnect;
+        // AgentClient sets connectionError on a close that ends reconnection,
+        // also when maxRetries is spent and PartySocket still "should" reconnect.
+        const final = !client.shouldReconnect || client.connectionError !== null;
         status.value = final ? "closed" : "connecting";
         if (client.connectionError) {
           connectionError.value = client.connectionError;
@@ -392,17 +482,23 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     client.addEventListener(
       "message",
       (event) => {
-        if (!isLive() || !options.onMessage) return;
+        if (!isLive()) return;
         if (typeof event.data === "string") {
-          let type: unknown;
+          let frame: { type?: unknown; mcp?: unknown } | null = null;
           try {
-            type = (JSON.parse(event.data) as { type?: unknown } | null)?.type;
+            frame = JSON.parse(event.data) as { type?: unknown; mcp?: unknown } | null;
           } catch {
-            type = undefined;
+            frame = null;
+          }
+          const type = frame?.type;
+          if (type === MCP_SERVERS && frame?.mcp && typeof frame.mcp === "object") {
+            mcpServers.value = frame.mcp as MCPServersState;
+            options.onMcpUpdate?.(mcpServers.value);
+            return;
           }
           if (typeof type === "string" && PROTOCOL_FRAMES.has(type)) return;
         }
-        options.onMessage(event);
+        options.onMessage?.(event);
       },
       { signal }
     );
@@ -423,7 +519,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
   let lastAddressKey = keyOf(address());
   let lastQuery = socketQuery(readQuery(options.query));
   live = connect(address(), lastQuery);
-  status.value = live.client.readyState === OPEN ? "open" : keepClosed ? "closed" : "connecting";
+  status.value = live.client.readyState === OPEN ? "open" : keepClosed() ? "closed" : "connecting";
   const client = shallowRef<AgentClient<AgentT, State>>(live.client);
 
   watch(
@@ -437,10 +533,11 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         lastQuery = query;
         const old = live;
         identity.value = null;
+        mcpServers.value = undefined;
         connectionError.value = null;
         if (ready.settled) ready = deferred();
         live = connect(address(), query);
-        status.value = keepClosed ? "closed" : "connecting";
+        status.value = keepClosed() ? "closed" : "connecting";
         client.value = live.client;
         retire(old);
         return;
@@ -449,13 +546,24 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       lastQuery = query;
       // Same address, new credentials: keep the client (and any chat on it), reconnect.
       live.client.updateProperties({ query });
-      if (!keepClosed) {
+      if (!keepClosed()) {
         live.client.reconnect();
         if (live.client.readyState !== OPEN) status.value = "connecting";
       }
     },
     { deep: true }
   );
+
+  watch(enabled, (on) => {
+    if (disposed) return;
+    if (!on) {
+      live.client.close();
+      status.value = "closed";
+    } else if (!closedByCaller) {
+      live.client.reconnect();
+      if (live.client.readyState !== OPEN) status.value = "connecting";
+    }
+  });
 
   onDispose(() => {
     disposed = true;
@@ -504,7 +612,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
           if (settled) return;
           settled = true;
           connection.calls.delete(entry);
-          reject(error);
+          reject(options.transport === "capnweb" ? nativeCallError(method, error) : error);
         }
       );
     });
@@ -517,16 +625,23 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
   };
 
   const close = (code?: number, reason?: string) => {
-    keepClosed = true;
+    closedByCaller = true;
     live.client.close(code, reason);
     status.value = "closed";
   };
 
   const reconnect = () => {
-    keepClosed = false;
+    closedByCaller = false;
+    // While `enabled` is false the connection follows it, not this call.
+    if (!enabled()) return;
     live.client.reconnect();
     if (live.client.readyState !== OPEN) status.value = "connecting";
   };
+
+  const path = computed<ReadonlyArray<SubAgentStep>>(() => {
+    const at = address();
+    return [{ agent: at.agent, name: at.name }, ...at.sub];
+  });
 
   return {
     client: shallowReadonly(client),
@@ -534,6 +649,9 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     status: shallowReadonly(status),
     connectionError: shallowReadonly(connectionError),
     identity: shallowReadonly(identity),
+    mcpServers: shallowReadonly(mcpServers),
+    path,
+    getHttpUrl: () => httpAddressOf(live.client as unknown as AddressedSocket) ?? "",
     get ready() {
       return ready.promise;
     },

@@ -44,3 +44,54 @@ export function httpAddressOf(socket: AddressedSocket): string | null {
 export function messagesUrl(httpAddress: string): string {
   return `${httpAddress}/get-messages`;
 }
+
+/** One hop of a sub-agent address: the child agent's class and instance name. */
+export interface SubAgentStep {
+  /** The child's class name, e.g. `"ChatAgent"` (kebab-cased in the URL). */
+  agent: string;
+  /** The child instance's name. */
+  name: string;
+}
+
+const SUB_SEGMENT = "sub";
+const warnedSteps = new Set<string>();
+
+function warnStep(problem: string): void {
+  if (warnedSteps.has(problem)) return;
+  warnedSteps.add(problem);
+  console.warn(`[agents-vue] sub: ${problem}`);
+}
+
+/** A plain copy of a sub-agent chain (refs and reactive arrays unwrapped), or `[]`. */
+export function readSubChain(sub: ReadonlyArray<SubAgentStep> | null | undefined): SubAgentStep[] {
+  if (sub == null) return [];
+  if (!Array.isArray(sub)) {
+    warnStep(`expected an array of { agent, name } steps, got ${typeof sub}; connecting to the root agent.`);
+    return [];
+  }
+  return sub.map((step, index) => {
+    const agent = typeof step?.agent === "string" ? step.agent : "";
+    const name = typeof step?.name === "string" ? step.name : "";
+    if (!agent || !name) {
+      warnStep(`step ${index} needs a non-empty "agent" and "name" (got ${JSON.stringify(step)}); its URL segment is empty.`);
+    } else if (agentNameToKebab(agent) === SUB_SEGMENT) {
+      warnStep(`step ${index}'s class "${agent}" kebab-cases to "sub", the reserved separator; the server cannot route it.`);
+    }
+    return { agent, name };
+  });
+}
+
+/**
+ * The URL path below the root agent for a sub-agent chain, followed by
+ * `path`: `sub/<child-class>/<child-name>/…/<path>` (upstream's `/sub/`
+ * routing, which the parent forwards to its facet). Without a chain it is
+ * `path` itself.
+ */
+export function subAgentPath(sub: ReadonlyArray<SubAgentStep>, path: string | undefined): string | undefined {
+  if (sub.length === 0) return path;
+  const chain = sub
+    .map((step) => `${SUB_SEGMENT}/${agentNameToKebab(step.agent)}/${encodeURIComponent(step.name)}`)
+    .join("/");
+  if (!path) return chain;
+  return `${chain}/${path.replace(/^\/+/, "")}`;
+}

@@ -21,5 +21,10 @@ export const chromiumArgs = [
   "--disable-component-update",
   "--disable-sync",
   "--no-first-run",
-  "--disable-quic"
+  "--disable-quic",
+  // The voice tests: a synthetic microphone, granted without a prompt, and
+  // audio that may play without a user gesture.
+  "--use-fake-device-for-media-stream",
+  "--use-fake-ui-for-media-stream",
+  "--autoplay-policy=no-user-gesture-required"
 ];

@@ -1,7 +1,7 @@
 /**
- * The README is part of the API: every option and return value of
- * useAgentChat is in its tables (and nothing else is), and every code block
- * in it typechecks against the library's source.
+ * The README is part of the API: every option and return value of each
+ * composable is in its tables (and nothing else is), and every code block in
+ * it typechecks against the library's source.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,25 +12,27 @@ import { describe, expect, it } from "vitest";
 const root = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(root, "README.md"), "utf8");
 
-/** The backticked names in the first column of the table under `heading`. */
+/** The backticked names in the first column of the table under `heading` (up to the next heading). */
 function tableNames(heading: string): string[] {
   const start = readme.indexOf(`\n${heading}\n`);
   expect(start, `README has a "${heading}" section`).toBeGreaterThan(-1);
   const section = readme.slice(start + heading.length + 2);
-  const end = section.search(/\n## /);
+  const end = section.search(/\n#{2,3} /);
   const names: string[] = [];
   for (const line of (end >= 0 ? section.slice(0, end) : section).split("\n")) {
-    const match = /^\| `([A-Za-z_]+)` \|/.exec(line);
-    if (match) names.push(match[1]!);
+    const firstCell = /^\| (`[^|]+) \|/.exec(line)?.[1];
+    if (!firstCell) continue;
+    for (const match of firstCell.matchAll(/`([A-Za-z_]+)`/g)) names.push(match[1]!);
   }
   return names;
 }
 
-let program: ts.Program | undefined;
+const programs = new Map<string, ts.Program>();
 
-/** The property names of an exported interface of the library, inherited ones included. */
-function propertiesOf(typeName: string): string[] {
-  program ??= ts.createProgram([join(root, "src/index.ts")], {
+/** The property names of an interface an entry of the library exports, inherited ones included. */
+function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
+  let program = programs.get(entryFile);
+  program ??= ts.createProgram([join(root, entryFile)], {
     strict: true,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
@@ -39,10 +41,11 @@ function propertiesOf(typeName: string): string[] {
     allowImportingTsExtensions: true,
     noEmit: true
   });
+  programs.set(entryFile, program);
   const checker = program.getTypeChecker();
-  const entry = program.getSourceFile(join(root, "src/index.ts"))!;
+  const entry = program.getSourceFile(join(root, entryFile))!;
   const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(entry)!).find((s) => s.name === typeName);
-  expect(symbol, `src/index.ts exports ${typeName}`).toBeDefined();
+  expect(symbol, `${entryFile} exports ${typeName}`).toBeDefined();
   const type = checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(symbol!));
   return checker.getPropertiesOfType(type).map((property) => property.name);
 }
@@ -54,6 +57,19 @@ describe("README tables", () => {
 
   it("the Returns table lists exactly what useAgentChat returns", () => {
     expect(tableNames("## Returns").toSorted()).toEqual(propertiesOf("UseAgentChatReturn").toSorted());
+  }, 60_000);
+
+  it.each([
+    ["### useAgent options", "UseAgentOptions", "src/index.ts"],
+    ["### useAgent returns", "UseAgentReturn", "src/index.ts"],
+    ["### useAgentToolEvents options", "UseAgentToolEventsOptions", "src/index.ts"],
+    ["### useAgentToolEvents returns", "UseAgentToolEventsReturn", "src/index.ts"],
+    ["### useVoiceAgent options", "UseVoiceAgentOptions", "src/voice/index.ts"],
+    ["### useVoiceAgent returns", "UseVoiceAgentReturn", "src/voice/index.ts"],
+    ["### useVoiceInput options", "UseVoiceInputOptions", "src/voice/index.ts"],
+    ["### useVoiceInput returns", "UseVoiceInputReturn", "src/voice/index.ts"]
+  ])("%s lists exactly the members of %s", (heading, typeName, entryFile) => {
+    expect(tableNames(heading).toSorted()).toEqual(propertiesOf(typeName, entryFile).toSorted());
   }, 60_000);
 });
 
@@ -93,7 +109,8 @@ describe("README code blocks", () => {
           types: [],
           paths: {
             "agents-vue": [join(root, "src/index.ts")],
-            "agents-vue/server": [join(root, "src/server/index.ts")]
+            "agents-vue/server": [join(root, "src/server/index.ts")],
+            "agents-vue/voice": [join(root, "src/voice/index.ts")]
           }
         },
         files: [...files, join(dir, "components.d.ts")]
