@@ -8,10 +8,10 @@ import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./m
 import type { QueuedSend } from "./model/intents";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished } from "./model/response-rules";
 import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed } from "./model/resume-rules";
-import { applyMessageUpdate, applySnapshot, firstReadAnswered, localClear, localReplace, readAnswered, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
 import { Wire } from "./protocol";
 import { requestBody, toUserMessage } from "./requests";
-import { readSafely } from "./load";
+import { TranscriptReads } from "./reads";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
@@ -22,8 +22,6 @@ export { warnDeprecated } from "./diagnostics";
 
 type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
 
-/** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
-const pushingAgents = new Set<string>();
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const probeIds = createIdGenerator({ size: 21 });
 /**
@@ -41,8 +39,7 @@ export class ChatSession<M extends UIMessage> {
   private readonly bridge: SocketBridge;
   private readonly state: PublishingChatState<M>;
   private readonly config: SessionConfig<M>;
-  private readonly loaded: Promise<void>;
-  private resolveLoaded!: () => void;
+  private readonly reads: TranscriptReads<M>;
   private disposed = false;
   /** The AI SDK resume every caller shares (#1837). */
   private resumeOperation: Promise<void> | null = null;
@@ -51,13 +48,11 @@ export class ChatSession<M extends UIMessage> {
   private reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
   private openedBeforeChat = false;
-  private firstFrameTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly warnLimited = limitedWarner();
 
   constructor(config: SessionConfig<M>) {
     this.config = config;
     const cells = config.cells;
-    this.loaded = new Promise((resolve) => (this.resolveLoaded = resolve));
     this.state = new PublishingChatState<M>({
       initialMessages: [...config.initialMessages],
       messages: cells.messages,
@@ -107,8 +102,7 @@ export class ChatSession<M extends UIMessage> {
     cells.serverStreaming.value = cells.recovering.value = cells.toolContinuation.value = false;
     cells.runningToolCalls.value = new Set();
     cells.queued.value = [];
-    cells.loading.value = !!config.loadOnOpen;
-    if (!config.loadOnOpen) this.resolveLoaded();
+    this.reads = new TranscriptReads(config, this.model, this.state, () => this.disposed);
     this.openedBeforeChat = this.bridge.isOpen;
     if (this.openedBeforeChat) this.onSocketOpen();
   }
@@ -119,7 +113,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Resolves once the first transcript is in (or was given). */
   get ready(): Promise<void> {
-    return this.loaded;
+    return this.reads.ready;
   }
 
   /** What the rules may ask of the world. */
@@ -132,7 +126,7 @@ export class ChatSession<M extends UIMessage> {
       loading: () => cells.loading.value,
       resuming: () => this.resumeOperation !== null,
       send: (frame) => this.send(frame),
-      read: (always, attempt) => this.reread(always, attempt),
+      read: (always, attempt) => this.reads.reread(always, attempt),
       requestSnapshot: () => this.send({ type: Wire.snapshotRequest, id: probeIds() }),
       flags: ({ serverStreaming, recovering, toolContinuation }) => {
         if (serverStreaming !== undefined) {
@@ -160,13 +154,13 @@ export class ChatSession<M extends UIMessage> {
       // Probe first, then read: a turn still running is offered on this
       // socket; one that ended before it opened is already stored.
       if (this.settings.resume) void this.resumeStream().catch(() => {});
-      this.awaitFirstFrame();
+      this.reads.firstOpen(this.openedBeforeChat);
     } else if (link.sawClose) {
       link.sawClose = false;
       probes.reconnect = true;
       this.tryReconnectProbe();
       // A server that pushes its transcript on connect sends it on this socket too.
-      if (!this.model.base.pushes) this.reread(false);
+      if (!this.model.base.pushes) this.reads.reread(false);
     }
     this.scheduleReconcile();
   }
@@ -188,8 +182,6 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
     if (!frame) return;
-    // The first chat frame is the connect-time transcript, or none is coming: read now (see `awaitFirstFrame`).
-    if (this.model.base.firstLoad === "waiting" && !(frame.kind === "messages" && frame.connect)) this.startFirstLoad();
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
     // Only the transport's own streams read response frames, and only their
     // requests' (checked before handling: a terminal frame releases the id).
@@ -217,9 +209,7 @@ export class ChatSession<M extends UIMessage> {
         if (!frame.recovering) m.streams.recoveringTurn = null;
         return this.scheduleReconcile();
       case "messages":
-        if (frame.connect) pushingAgents.add(this.config.agentKey ?? "");
-        if (applySnapshot(m, frame.messages, frame.connect, frame.version)) this.firstLoadDone();
-        return;
+        return this.reads.frame(frame, applySnapshot(m, frame.messages, frame.connect, frame.version));
       case "message-updated":
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
@@ -230,7 +220,7 @@ export class ChatSession<M extends UIMessage> {
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
         const readBack = onResponse(m, frame);
-        return readBack === "none" ? undefined : this.reread(readBack === "always");
+        return readBack === "none" ? undefined : this.reads.reread(readBack === "always");
       }
     }
   }
@@ -305,52 +295,6 @@ export class ChatSession<M extends UIMessage> {
     this.continuationTimer = timer;
   }
 
-  // ─── Reads ────────────────────────────────────────────────────────
-
-  /**
-   * Rule (first frame decides): the first load reads at once, unless this
-   * agent sent a connect-time transcript to an earlier chat of this page: then
-   * it waits for the socket's first chat frame (see `onSocketData`) on a
-   * socket that opened after the chat. A server silent for 250 ms sends none.
-   */
-  private awaitFirstFrame(): void {
-    if (!this.config.loadOnOpen) return;
-    this.model.base.firstLoad = "waiting";
-    if (this.openedBeforeChat || !pushingAgents.has(this.config.agentKey ?? "")) return this.startFirstLoad();
-    this.firstFrameTimer = setTimeout(() => this.startFirstLoad(), 250);
-  }
-
-  /** Starts the first load's read over HTTP (unless a connect-time transcript answered it already). */
-  private startFirstLoad(): void {
-    const load = this.config.loadOnOpen;
-    const base = this.model.base;
-    if (!load || base.firstLoad !== "waiting") return;
-    if (this.firstFrameTimer) clearTimeout(this.firstFrameTimer);
-    const read = (base.firstLoad = base.read(false));
-    void readSafely(load, this.config.label).then((stored) => {
-      if (this.disposed || base.firstLoad !== read) return;
-      firstReadAnswered(this.model, read, stored);
-      this.firstLoadDone();
-    });
-  }
-
-  /** The history must be on screen before `isLoading` says it is. */
-  private firstLoadDone(): void {
-    this.state.flush();
-    this.config.cells.loading.value = false;
-    this.resolveLoaded();
-  }
-
-  /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
-  private reread(always: boolean, attempt = 1): void {
-    const reader = this.config.readStored;
-    if (!reader || (!always && !this.settings.resyncOnReconnect)) return;
-    const read = this.model.base.read(always, attempt);
-    void readSafely(reader, this.config.label).then((stored) => {
-      if (!this.disposed) readAnswered(this.model, read, stored);
-    });
-  }
-
   // ─── Requests ─────────────────────────────────────────────────────
 
   private async prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }) {
@@ -408,7 +352,7 @@ export class ChatSession<M extends UIMessage> {
     const rewrite = this.model.intents.beginRewrite(this.state.messages, editedId);
     const request = run();
     const release = () => {
-      if (this.model.intents.endRewrite(rewrite)) this.reread(true);
+      if (this.model.intents.endRewrite(rewrite)) this.reads.reread(true);
     };
     void request.then(release, release);
     return request;
@@ -443,7 +387,7 @@ export class ChatSession<M extends UIMessage> {
     const interrupted = [this.model.observed.streamId, this.transport.activeServerTurnId];
     const { dropped, read } = localClear(this.model, interrupted, !!this.config.readStored);
     this.settleDropped(dropped);
-    if (read) this.reread(true);
+    if (read) this.reads.reread(true);
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
@@ -451,11 +395,7 @@ export class ChatSession<M extends UIMessage> {
     const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
     if (!Array.isArray(resolved)) return console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
     localReplace(this.model, resolved, this.settings.syncMessagesToServer);
-    // A replacement before the first read left is the transcript: nothing is read.
-    if (this.model.base.firstLoad === "waiting") {
-      this.model.base.firstLoad = "done";
-      this.firstLoadDone();
-    }
+    this.reads.replaced();
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
@@ -527,7 +467,7 @@ export class ChatSession<M extends UIMessage> {
     this.transport.resetResumeState();
     this.resumeOperation = null;
     clearTimeout(this.continuationTimer ?? undefined);
-    clearTimeout(this.firstFrameTimer);
+    this.reads.dispose();
     this.state.dispose();
     this.bridge.dispose();
     for (const entry of queued) entry.settle();

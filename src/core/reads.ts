@@ -1,0 +1,95 @@
+import type { UIMessage } from "ai";
+import type { PublishingChatState } from "./chat-state";
+import type { ChatFrame } from "./frames";
+import { readSafely } from "./load";
+import type { ChatModel } from "./model";
+import { firstReadAnswered, readAnswered } from "./model/transcript-rules";
+import type { SessionConfig } from "./settings";
+
+/** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
+const pushingAgents = new Set<string>();
+
+/**
+ * The session's transcript reads: the first load (and `isLoading`, `ready`)
+ * and the reads the rules ask for. What an answer does is the model's
+ * (`firstReadAnswered`, `readAnswered`).
+ */
+export class TranscriptReads<M extends UIMessage> {
+  readonly ready: Promise<void>;
+  private resolveReady!: () => void;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly config: SessionConfig<M>,
+    private readonly model: ChatModel<M>,
+    private readonly state: PublishingChatState<M>,
+    private readonly disposed: () => boolean
+  ) {
+    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    config.cells.loading.value = !!config.loadOnOpen;
+    if (!config.loadOnOpen) this.resolveReady();
+  }
+
+  /**
+   * Rule (first frame decides): the first load reads at once, unless this
+   * agent sent a connect-time transcript to an earlier chat of this page: then
+   * it waits for the socket's first chat frame on a socket that opened after
+   * the chat (`openedBefore`: its connect-time frames went by before the chat
+   * listened). A server silent for 250 ms sends none.
+   */
+  firstOpen(openedBefore: boolean): void {
+    if (!this.config.loadOnOpen) return;
+    this.model.base.firstLoad = "waiting";
+    if (openedBefore || !pushingAgents.has(this.config.agentKey ?? "")) return this.startFirstLoad();
+    this.timer = setTimeout(() => this.startFirstLoad(), 250);
+  }
+
+  /** A chat frame arrived: the connect-time transcript answers the first load; any other frame says none is coming. */
+  frame(frame: ChatFrame<M>, answeredFirstLoad = false): void {
+    const connect = frame.kind === "messages" && frame.connect;
+    if (connect) pushingAgents.add(this.config.agentKey ?? "");
+    if (answeredFirstLoad) this.firstLoadDone();
+    else if (!connect && this.model.base.firstLoad === "waiting") this.startFirstLoad();
+  }
+
+  /** A local replacement before the first read left is the transcript: nothing is read. */
+  replaced(): void {
+    if (this.model.base.firstLoad !== "waiting") return;
+    this.model.base.firstLoad = "done";
+    this.firstLoadDone();
+  }
+
+  /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
+  reread(always: boolean, attempt = 1): void {
+    const reader = this.config.readStored;
+    if (!reader || (!always && !this.config.settings().resyncOnReconnect)) return;
+    const read = this.model.base.read(always, attempt);
+    void readSafely(reader, this.config.label).then((stored) => {
+      if (!this.disposed()) readAnswered(this.model, read, stored);
+    });
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+
+  private startFirstLoad(): void {
+    const load = this.config.loadOnOpen;
+    const base = this.model.base;
+    if (!load || base.firstLoad !== "waiting") return;
+    clearTimeout(this.timer);
+    const read = (base.firstLoad = base.read(false));
+    void readSafely(load, this.config.label).then((stored) => {
+      if (this.disposed() || base.firstLoad !== read) return;
+      firstReadAnswered(this.model, read, stored);
+      this.firstLoadDone();
+    });
+  }
+
+  /** The history must be on screen before `isLoading` says it is. */
+  private firstLoadDone(): void {
+    this.state.flush();
+    this.config.cells.loading.value = false;
+    this.resolveReady();
+  }
+}

@@ -1,0 +1,205 @@
+import type { AbstractChat, ChatInit, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
+import type { AgentClientOptions } from "agents/client";
+import type { ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
+import type { SubAgentStep } from "./core/address";
+import type { AgentSocket } from "./core/connection";
+import type { ChatTurnEndEvent } from "./core/protocol";
+import type {
+  AddToolOutputOptions,
+  ConnectionStatus,
+  OnToolCallCallback,
+  PrepareSendMessagesRequestOptions,
+  PrepareSendMessagesRequestResult
+} from "./core/session";
+import type { AITool } from "./core/tools";
+import type { SharedAgentConnection } from "./shared-connection";
+
+/**
+ * Where the composable connects when it owns the socket. Every field may be a
+ * ref or a getter: changing `agent`, `name`, `host`, `basePath`, `path` or
+ * `sub` switches the chat to that conversation without remounting; changing
+ * only `query` (a rotated token) reconnects the same conversation.
+ */
+export interface AgentChatClientOptions
+  extends Omit<AgentClientOptions, "agent" | "name" | "host" | "basePath" | "path" | "query"> {
+  /** The agent class name, e.g. `"ChatAgent"` (kebab-cased in the URL). */
+  agent: MaybeRefOrGetter<string>;
+  /** The Durable Object instance (the conversation). Defaults to `"default"`. */
+  name?: MaybeRefOrGetter<string | undefined>;
+  /** The worker's host, e.g. `"my-app.workers.dev"`. Defaults to the page's host. */
+  host?: MaybeRefOrGetter<string | undefined>;
+  /** A custom route instead of `/agents/<agent>/<name>`. */
+  basePath?: MaybeRefOrGetter<string | undefined>;
+  /** A path appended to the agent's URL (after the `sub` chain). */
+  path?: MaybeRefOrGetter<string | undefined>;
+  /**
+   * Chat with a sub-agent of `agent`/`name`, root first:
+   * `[{ agent: "ChatAgent", name: "abc" }]` connects to
+   * `/agents/<agent>/<name>/sub/chat-agent/abc` (the conversation is the last step).
+   */
+  sub?: MaybeRefOrGetter<ReadonlyArray<SubAgentStep> | undefined>;
+  /** Query parameters of the WebSocket URL (e.g. an auth token), or a function returning them. */
+  query?: MaybeRefOrGetter<Record<string, string | null | undefined> | undefined> | (() => Promise<Record<string, string | null | undefined>>);
+}
+
+export type { SharedAgentConnection } from "./shared-connection";
+
+/** AI SDK chat options the composable forwards to the chat. */
+export type ForwardedChatInit<M extends UIMessage> = Pick<
+  ChatInit<M>,
+  | "onError"
+  | "onFinish"
+  | "onData"
+  | "generateId"
+  | "messageMetadataSchema"
+  | "dataPartSchemas"
+  | "sendAutomaticallyWhen"
+  | "experimental_queue"
+>;
+
+/** Options of {@link useAgentChat}. */
+export interface UseAgentChatOptions<M extends UIMessage = UIMessage> extends ForwardedChatInit<M> {
+  /** Connection options: the composable opens its own socket and closes it on unmount. */
+  client?: AgentChatClientOptions;
+  /** A connection the app owns (e.g. from `useAgent`); it is never closed by this composable. */
+  agent?: MaybeRefOrGetter<SharedAgentConnection | null | undefined>;
+  /** The starting transcript. When given, nothing is read from `/get-messages` on the first open. */
+  initialMessages?: M[];
+  /** Upstream's name for a starting transcript, used only when no transcript is read. */
+  messages?: M[];
+  /** A custom transcript loader, or `null` to read nothing. Default: `GET <agent>/get-messages`. */
+  getInitialMessages?: null | ((options: { agent: string; name: string; url?: string }) => Promise<M[]>);
+  /** `credentials` for transcript reads. */
+  credentials?: RequestCredentials;
+  /** Headers for transcript reads (e.g. `Authorization`). */
+  headers?: HeadersInit;
+  /** Re-read the stored transcript when a replacement socket opens. Default `true`. */
+  resyncOnReconnect?: boolean;
+  /** How a reconnect combines what is on screen with what is stored. Default: by id, stored wins. */
+  mergeMessages?: (onScreen: M[], stored: M[]) => M[];
+  /** Runs first on every socket frame (parsed, or the raw text); return `true` to consume it. */
+  onFrame?: (frame: unknown) => boolean | void;
+  /** Send only the messages the server does not hold, plus `afterMessageId`. Default `false`. */
+  sendOnlyNewMessages?: boolean;
+  /** Milliseconds between message publications while streaming, or `false`. Default `50`. */
+  throttle?: number | false;
+  /** @deprecated Use `throttle`. */
+  experimental_throttle?: number;
+  /** Answers client tool calls that have no `execute`, once the response stream ended. */
+  onToolCall?: OnToolCallCallback;
+  /** Called once per ended request, with the user message ids it carried. */
+  onTurnEnd?: (event: ChatTurnEndEvent) => void;
+  /** Tools the browser runs; their schemas go to the server with every request. */
+  tools?: Record<string, AITool>;
+  /** @deprecated Use `needsApproval` on server tools. Tools that wait for a person. */
+  toolsRequiringConfirmation?: string[];
+  /** @deprecated Use `tools` with `execute`, or `onToolCall`. */
+  experimental_automaticToolResolution?: boolean;
+  /** Let the server continue after a tool output or approval. Default `true`. */
+  autoContinueAfterToolResult?: boolean;
+  /** @deprecated Use `sendAutomaticallyWhen`. Only with `autoContinueAfterToolResult: false`. */
+  autoSendAfterAllConfirmationsResolved?: boolean;
+  /** Resume a stream that is running when the socket opens. Default `true`. */
+  resume?: boolean;
+  /** Cancel the server turn on local aborts (unmount, switching). `stop()` always cancels. Default `false`. */
+  cancelOnClientAbort?: boolean;
+  /** `setMessages` also sends the transcript to the server. Default `true`. */
+  syncMessagesToServer?: boolean;
+  /** Extra request body: an object, a function (read at send time) or a ref. */
+  body?: MaybeRefOrGetter<Record<string, unknown> | Promise<Record<string, unknown>> | undefined>;
+  /** Adds fields to each request body; only `body` of the result is used. */
+  prepareSendMessagesRequest?: (
+    options: PrepareSendMessagesRequestOptions<M>
+  ) => PrepareSendMessagesRequestResult | Promise<PrepareSendMessagesRequestResult>;
+  /** Ignored: the chat id comes from the agent's address (as upstream). */
+  id?: string;
+}
+
+/**
+ * The chat object: the AI SDK chat surface with WebSocket-aware methods.
+ * Its `messages`, `status` and `error` are reactive in templates and effects.
+ */
+export interface AgentChat<M extends UIMessage = UIMessage> {
+  /** The chat id (derived from the agent's address). */
+  readonly id: string;
+  /** The transcript. Assigning it works like `setMessages`. */
+  messages: M[];
+  /** `submitted`, `streaming`, `ready` or `error`. */
+  readonly status: ChatStatus;
+  /** The last request's error, if any. */
+  readonly error: Error | undefined;
+  /** The last message, if any. */
+  readonly lastMessage: M | undefined;
+  /** Sends a message (queued while the socket is down) or, without one, resubmits the last. */
+  sendMessage: AbstractChat<M>["sendMessage"];
+  /** Regenerates an assistant message. */
+  regenerate: AbstractChat<M>["regenerate"];
+  /** Stops the stream and cancels the server turn. */
+  stop: () => Promise<void>;
+  /** Resumes a running server stream (serialized). */
+  resumeStream: (options?: ChatRequestOptions) => Promise<void>;
+  /** Clears the error and returns to `ready`. */
+  clearError: () => void;
+  /** Answers a tool call and tells the server. */
+  addToolOutput: (options: AddToolOutputOptions) => void;
+  /** Answers a tool approval request and tells the server. */
+  addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"];
+}
+
+/** What {@link useAgentChat} returns. */
+export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
+  /** The chat (AI SDK surface, reactive getters). */
+  chat: AgentChat<M>;
+  /** The transcript, with answered tool calls shown as answered. */
+  messages: Readonly<ShallowRef<M[]>>;
+  /** `submitted`, `streaming`, `ready` or `error`. */
+  status: Readonly<ShallowRef<ChatStatus>>;
+  /** The last request's error, if any. */
+  error: Readonly<ShallowRef<Error | undefined>>;
+  /** The chat id. */
+  id: ComputedRef<string>;
+  /** Sends a message; queued while the socket is down. */
+  sendMessage: AbstractChat<M>["sendMessage"];
+  /** Regenerates an assistant message. */
+  regenerate: AbstractChat<M>["regenerate"];
+  /** Stops the stream and sends one cancel for the server turn it follows. */
+  stop: () => Promise<void>;
+  /** Resumes a running server stream (serialized; concurrent calls share one). */
+  resumeStream: (options?: ChatRequestOptions) => Promise<void>;
+  /** Clears the error and returns to `ready`. */
+  clearError: () => void;
+  /** Replaces the transcript (resolving an updater first) and sends it to the server. */
+  setMessages: (messages: M[] | ((current: M[]) => M[])) => void;
+  /** Clears the transcript here and on the server. */
+  clearHistory: () => void;
+  /** Answers a tool call: sends `cf_agent_tool_result`, updates the part in place. */
+  addToolOutput: (options: AddToolOutputOptions) => void;
+  /** @deprecated Use `addToolOutput`. */
+  addToolResult: (options: { tool?: string; toolCallId: string; output?: unknown }) => void;
+  /** Answers a tool approval request; warns and sends nothing for an unknown id. */
+  addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"];
+  /** A stream this client did not start is running, or client tool work is pending. */
+  isServerStreaming: ComputedRef<boolean>;
+  /** `status === "streaming"` or `isServerStreaming`. */
+  isStreaming: ComputedRef<boolean>;
+  /** The server is recovering an interrupted turn. */
+  isRecovering: Readonly<ShallowRef<boolean>>;
+  /** The current activity is the server continuing after a tool output or approval. */
+  isToolContinuation: Readonly<ShallowRef<boolean>>;
+  /** Why the connection is failing, or `null`. Cleared when a socket opens. */
+  connectionError: Readonly<ShallowRef<Error | null>>;
+  /** `connecting`, `open` or `closed` (closed for good). */
+  connectionStatus: Readonly<ShallowRef<ConnectionStatus>>;
+  /** True until the first transcript read finished. */
+  isLoading: Readonly<ShallowRef<boolean>>;
+  /** Messages sent while the socket was down, waiting to go out (also shown in `messages`). */
+  queuedMessages: Readonly<ShallowRef<M[]>>;
+  /** Resolves once the first transcript is in. */
+  ready: Promise<void>;
+  /**
+   * The socket the chat is on (its own, or the shared one), or `null` without
+   * one. Pass the return value as `agent` to `useAgentToolEvents` to follow
+   * the agent tools of this conversation.
+   */
+  client: Readonly<ShallowRef<AgentSocket | null>>;
+}
