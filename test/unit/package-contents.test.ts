@@ -37,7 +37,10 @@ function goodFiles(): PackedFile[] {
     file("dist/index.d.ts", 'import { UIMessage } from "ai";\nexport {};\n'),
     file("dist/server/index.js", "export const rebuild = () => [];\n//# sourceMappingURL=index.js.map"),
     file("dist/server/index.js.map", map(["../../src/server/index.ts"], ["export {}"])),
-    file("dist/server/index.d.ts", "export {};\n")
+    file("dist/server/index.d.ts", "export {};\n"),
+    file("dist/voice/index.js", 'import { VoiceClient } from "agents/voice/client";\nexport { VoiceClient };\n//# sourceMappingURL=index.js.map'),
+    file("dist/voice/index.js.map", map(["../../src/voice/index.ts"], ["export {}"])),
+    file("dist/voice/index.d.ts", "export {};\n")
   ];
 }
 
@@ -50,6 +53,8 @@ describe("namedFiles", () => {
       "dist/index.js",
       "dist/server/index.d.ts",
       "dist/server/index.js",
+      "dist/voice/index.d.ts",
+      "dist/voice/index.js",
       "package.json"
     ]);
   });
@@ -82,7 +87,9 @@ describe("checkTarball", () => {
       "package.json names dist/index.d.ts, which the tarball lacks",
       "package.json names dist/index.js, which the tarball lacks",
       "package.json names dist/server/index.d.ts, which the tarball lacks",
-      "package.json names dist/server/index.js, which the tarball lacks"
+      "package.json names dist/server/index.js, which the tarball lacks",
+      "package.json names dist/voice/index.d.ts, which the tarball lacks",
+      "package.json names dist/voice/index.js, which the tarball lacks"
     ]);
   });
 
