@@ -182,6 +182,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
     if (!frame) return;
+    if (frame.kind !== "messages") this.reads.frame(frame);
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
     // Only the transport's own streams read response frames, and only their
     // requests' (checked before handling: a terminal frame releases the id).
