@@ -369,23 +369,34 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const settings = () => liveSettings;
 
   const transcriptReaders = (target: Target) => {
-    const address = httpAddressOf(target.socket as AddressedSocket);
+    // The address is read when a read starts: a shared socket may name it only once it connects (issue 21, 7).
+    const addressNow = () => httpAddressOf(target.socket as AddressedSocket);
     const label = target.label;
     const custom = options.getInitialMessages;
-    const fromServer: TranscriptReader<M> | undefined =
+    const atAddress =
+      (read: (url: string) => Promise<M[]>): TranscriptReader<M> =>
+      () => {
+        const address = addressNow();
+        return address ? read(messagesUrl(address)) : Promise.resolve([]);
+      };
+    const fromServer: TranscriptReader<M> =
       typeof custom === "function"
-        ? () => custom({ agent: target.agent, name: target.name, url: address ?? undefined })
-        : address
-          ? () => readShared<M>(messagesUrl(address), options, label)
-          : undefined;
+        ? () => custom({ agent: target.agent, name: target.name, url: addressNow() ?? undefined })
+        : atAddress((url) => readShared<M>(url, options, label));
     // A read-back follows something the server did (stored a reply, cleared):
-    // it must start now, not join a read begun before that.
+    // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
     const readStored: TranscriptReader<M> | undefined =
-      typeof custom === "function" || !address ? fromServer : () => fetchTranscript<M>(messagesUrl(address), options, label);
+      custom === null
+        ? undefined
+        : typeof custom === "function"
+          ? fromServer
+          : atAddress((url) => fetchTranscript<M>(url, options, label));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
-    return { seed, loadOnOpen, readStored };
+    // The default reader needs the socket's address; a custom loader is the app's to point.
+    const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
+    return { seed, loadOnOpen, readStored, canRead };
   };
 
   const openTarget = (): Target | null => {
@@ -442,6 +453,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         initialMessages: readers.seed,
         loadOnOpen: readers.loadOnOpen,
         readStored: readers.readStored,
+        canRead: readers.canRead,
         partyKey: () => (target.socket as AddressedSocket)._pk ?? ""
       })
     );

@@ -144,6 +144,8 @@ export interface SessionConfig<M extends UIMessage> {
   loadOnOpen?: TranscriptReader<M>;
   /** Read on each reconnect when `resyncOnReconnect` is on. */
   readStored?: TranscriptReader<M>;
+  /** Whether the readers know where to read (false while a shared socket names no address). */
+  canRead?: () => boolean;
   /** The socket's party key, passed to `prepareSendMessagesRequest`. */
   partyKey: () => string;
 }
@@ -521,6 +523,8 @@ export class ChatSession<M extends UIMessage> {
 
   private onSocketData(data: unknown): void {
     if (this.disposed) return;
+    // The first read waits for a socket that names its address only once connected (issue 21, 7).
+    if (!this.loadStarted && this.everOpened) this.startFirstLoad();
     const parsed = parseJson(data);
     const onFrame = this.settings.onFrame;
     if (onFrame) {
@@ -1225,6 +1229,12 @@ export class ChatSession<M extends UIMessage> {
   private startFirstLoad(): void {
     const load = this.config.loadOnOpen;
     if (!load || this.loadStarted) return;
+    if (this.config.canRead?.() === false) {
+      // No address yet: the chat works as if the history were empty until the read can start (issue 21, 7).
+      this.cells.loading.value = false;
+      this.resolveLoaded();
+      return;
+    }
     this.loadStarted = true;
     const epoch = this.transcriptEpoch;
     this.cells.loading.value = true;
@@ -1250,7 +1260,7 @@ export class ChatSession<M extends UIMessage> {
    * (`attempt` counts them).
    */
   private rereadTranscript(always = false, attempt = 1): void {
-    const read = this.config.readStored;
+    const read = this.storedReader;
     if (!read || (!always && !this.settings.resyncOnReconnect)) return;
     const generation = ++this.resyncGeneration;
     const epoch = this.transcriptEpoch;
@@ -1308,6 +1318,11 @@ export class ChatSession<M extends UIMessage> {
     if (arrived.size === 0) return;
     const storedIds = new Set(stored.map((message) => message.id));
     this.removeMessages((message) => arrived.has(message.id) && !storedIds.has(message.id));
+  }
+
+  /** The reader of read-backs, while it knows where to read. */
+  private get storedReader(): TranscriptReader<M> | undefined {
+    return this.config.canRead?.() === false ? undefined : this.config.readStored;
   }
 
   /** Runs a transcript reader; failures were already reported, so they read as nothing. */
@@ -1503,7 +1518,7 @@ export class ChatSession<M extends UIMessage> {
     // Hold back what the clear removed until a read confirms it (a read needs
     // a reader, and an open socket so that the clear reaches the server first).
     this.clearHold =
-      cleared.size > 0 && this.socketOpen && this.config.readStored ? { cleared, arrived: new Set() } : null;
+      cleared.size > 0 && this.socketOpen && this.storedReader ? { cleared, arrived: new Set() } : null;
     if (this.clearHold) this.rereadTranscript(true);
   }
 
