@@ -278,11 +278,12 @@ export class ChatSession<M extends UIMessage> {
    */
   private endedReplyIds = new Set<string>();
   /**
-   * Requests this client stopped. When the server finished one anyway (the
-   * cancel came too late), its reply is stored, but this client dropped the
-   * stream and, as the sender, gets no broadcast of it: read it back.
+   * Turns this client stopped (its requests, a continuation it cancelled).
+   * Each is followed no further, and its end reads the stored transcript:
+   * the server kept what it generated until it took the cancel, which this
+   * client dropped and, as the sender, gets no broadcast of (issue 21, 2).
    */
-  private readonly stoppedRequestIds = new Map<string, boolean>();
+  private readonly stoppedRequestIds = new Set<string>();
   /**
    * Streams this client ACKed whose replay has not yet carried a chunk. One
    * that ends so is read back: the server took the ACK after the stream
@@ -963,13 +964,8 @@ export class ChatSession<M extends UIMessage> {
     // so what streamed while the socket was down is only in the stored
     // transcript (chaos: socket drops).
     if (endedUnreplayed) this.rereadTranscript();
-    const stopped = frame.done || frame.error ? this.stoppedRequestIds.get(id) : undefined;
-    if (stopped !== undefined) {
-      this.stoppedRequestIds.delete(id);
-      // Stopped before its reply started here, or finished by the server anyway:
-      // the server may have stored a reply this client never showed.
-      if (!stopped || frame.outcome === "completed") this.rereadTranscript();
-    }
+    // A stopped turn's end reads back what the server stored, however far its reply got here (issue 21, 2).
+    if ((frame.done || frame.error) && this.stoppedRequestIds.delete(id)) this.rereadTranscript();
   }
 
   /** A frame of a request this client owns: the transport renders it, we keep the books. */
@@ -1485,9 +1481,8 @@ export class ChatSession<M extends UIMessage> {
     this.transport.setCancelOnClientAbort(this.settings.cancelOnClientAbort);
     const unattachedContinuation =
       this.continuationResuming && !this.continuationAttached && this.observedContinuationId === null;
-    // Remember whether the reply had started here: a stop before it did leaves nothing on screen.
-    for (const id of this.localRequestIds) this.stoppedRequestIds.set(id, this.localResponseIds.has(id));
-    capMap(this.stoppedRequestIds, MAX_REMEMBERED_TURNS);
+    for (const id of this.localRequestIds) this.stoppedRequestIds.add(id);
+    capSet(this.stoppedRequestIds, MAX_REMEMBERED_TURNS);
     try {
       this.transport.cancelActiveServerTurn();
       await this.chat.stop();
