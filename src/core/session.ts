@@ -1090,6 +1090,8 @@ export class ChatSession<M extends UIMessage> {
     if (!this.observer || this.observer.streamId !== frame.id || replayedStart) {
       // A replay restarts from chunk 0: a fresh message makes it idempotent.
       this.observer = { streamId: frame.id, message: new ObservedMessage(generateId(), frame.continuation) };
+      // stop() cancels the turn this tab watches, however it arrived (issue 21, 1).
+      if (!frame.done && this.transport.activeServerTurnId === null) this.transport.observeServerTurn(frame.id);
     }
     const observed = this.observer.message;
     if (chunk !== undefined) observed.apply(chunk);
