@@ -900,8 +900,8 @@ export class ChatSession<M extends UIMessage> {
       this.scheduleReconcile();
       return;
     }
-    // The server offers from both onConnect and the probe answer (#1733).
-    if (this.localRequestIds.has(id) || this.fallbackAcked.has(id)) return;
+    // The server offers from both onConnect and the probe answer (#1733). A turn this client stopped is not followed again.
+    if (this.localRequestIds.has(id) || this.fallbackAcked.has(id) || this.stoppedRequestIds.has(id)) return;
     if (earlyContinuation) {
       this.continuationPending = false;
       this.observedContinuationId = id;
@@ -1019,6 +1019,8 @@ export class ChatSession<M extends UIMessage> {
     const { id } = frame;
     const observing = this.observer?.streamId === id;
     if (frame.replay && !this.observer && !this.pendingReplayResume.has(id)) return;
+    // A turn this client stopped and does not watch is shown no further; its end reads back (issue 22, 3).
+    if (!observing && !frame.done && !frame.error && this.stoppedRequestIds.has(id)) return;
     // A request nobody here watches ended (e.g. a send the server skipped).
     if (
       frame.done &&
@@ -1874,7 +1876,8 @@ export class ChatSession<M extends UIMessage> {
   /** The server named the continuation its probe waits for (`cf_agent_stream_pending` carries the id). */
   private noteContinuationPending(id: string | undefined, probeId: string | undefined): void {
     const stopped = this.stoppedContinuation;
-    if (stopped && probeId === stopped.probeId) {
+    // Any of the stopped continuation's probes may name it (issue 22, 3).
+    if (stopped && probeId !== undefined) {
       stopped.requestId = id ?? stopped.requestId;
       return;
     }
@@ -1908,14 +1911,17 @@ export class ChatSession<M extends UIMessage> {
   private cancelStoppedContinuation(id: string, probeId: string | undefined): boolean {
     const stopped = this.stoppedContinuation;
     if (!stopped) return false;
-    // Its own request id once known; before that, whatever answers its probe,
-    // unless that is a turn this client already follows (another tab's).
+    // Its own request id once known; before that, whatever answers one of its
+    // probes (the launch's answer may still be on its way, issue 22, 3), unless
+    // that is a turn this client already follows (another tab's).
     const isStopped =
       stopped.requestId !== null
         ? id === stopped.requestId
-        : probeId === stopped.probeId && this.observer?.streamId !== id && !this.localRequestIds.has(id);
+        : probeId !== undefined && this.observer?.streamId !== id && !this.localRequestIds.has(id);
     if (!isStopped) return false;
     this.stoppedContinuation = null;
+    this.stoppedRequestIds.add(id);
+    capSet(this.stoppedRequestIds, MAX_REMEMBERED_TURNS);
     this.send({ type: Wire.requestCancel, id });
     this.scheduleReconcile();
     return true;
