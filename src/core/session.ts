@@ -2193,8 +2193,12 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const settings = this.settings;
     const activeTurn = this.transport.activeServerTurnId;
-    if (settings.cancelOnClientAbort && activeTurn !== null && this.localRequestIds.has(activeTurn)) {
-      this.transport.cancelActiveServerTurn();
+    if (settings.cancelOnClientAbort) {
+      // A local abort cancels the turn this client follows as its own: its request, a resumed
+      // stream, or a tool continuation, attached or observed (issue 22, 2). Now: an owned socket closes below.
+      const ownTurn = activeTurn !== null && (this.localRequestIds.has(activeTurn) || activeTurn === this.observedContinuationId);
+      if (ownTurn) this.transport.cancelActiveServerTurn();
+      else this.transport.abortActiveToolContinuation();
     }
     if (this.outbox.length > 0) {
       console.warn(
