@@ -255,8 +255,9 @@ export class ChatSession<M extends UIMessage> {
    * carried yet. A transcript frame that lags behind the request (servers
    * before `@cloudflare/ai-chat` 0.12.2 broadcast the previous turn's after
    * its done frame, and never send the sender its own turn's) must not drop them.
+   * `lackedByFrame`: a frame came without it, which a `skipped` end confirms as a refusal.
    */
-  private readonly unechoedSendIds = new Set<string>();
+  private readonly unechoedSendIds = new Map<string, { lackedByFrame: boolean }>();
   private readonly pendingReplayResume = new Set<string>();
   private readonly replayRebuiltIds = new Set<string>();
   /** Assistant messages a continuation replayed without `seq` extends; collapsed until its stream finishes. */
@@ -678,7 +679,10 @@ export class ChatSession<M extends UIMessage> {
       this.knownIds.add(message.id);
       this.unechoedSendIds.delete(message.id);
     }
-    for (const id of this.unechoedSendIds) buffered.add(id);
+    for (const [id, send] of this.unechoedSendIds) {
+      buffered.add(id);
+      send.lackedByFrame = true;
+    }
     const current = this.state.messages;
     let next = this.keepProtectedAssistant(snapshot, current);
     // An observer builds the in-flight assistant itself; a snapshot behind the
@@ -1004,6 +1008,7 @@ export class ChatSession<M extends UIMessage> {
         this.observer = null;
         this.setServerStreaming(false);
       }
+      if (frame.outcome === "skipped") this.dropRefusedSends();
       this.transport.handleServerTurnCompleted(id);
       this.releaseProtection(this.localResponseIds.get(id));
       this.localResponseIds.delete(id);
@@ -1313,6 +1318,18 @@ export class ChatSession<M extends UIMessage> {
     });
   }
 
+  /**
+   * A request ended `skipped` after a transcript frame came without its message:
+   * the server refused it (`messageConcurrency: "drop"` rolls the submit back
+   * with that frame), so the frame wins, as upstream lets it (issue 21, 3).
+   */
+  private dropRefusedSends(): void {
+    const refused = new Set<string>();
+    for (const [id, send] of this.unechoedSendIds) if (send.lackedByFrame) refused.add(id);
+    for (const id of refused) this.unechoedSendIds.delete(id);
+    this.removeMessages((message) => refused.has(message.id));
+  }
+
   /** Removes the messages that came from the server during a clear's hold and that the stored transcript lacks. */
   private dropUnconfirmed(arrived: Set<string>, stored: M[]): void {
     if (arrived.size === 0) return;
@@ -1366,7 +1383,7 @@ export class ChatSession<M extends UIMessage> {
     if (request.trigger === "regenerate-message" || request.messageId !== undefined) this.settleRewrite();
     if (request.trigger === "submit-message") {
       const sent = request.messages.findLast((message) => message.role === "user");
-      if (sent && !this.knownIds.has(sent.id)) this.unechoedSendIds.add(sent.id);
+      if (sent && !this.knownIds.has(sent.id)) this.unechoedSendIds.set(sent.id, { lackedByFrame: false });
     }
     if (settings.sendOnlyNewMessages && request.trigger === "submit-message" && !("messages" in body)) {
       const trimmed = trimForServer(request.messages, this.knownIds, request.messageId);
