@@ -524,7 +524,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const regenerate: AbstractChat<M>["regenerate"] = (regenerateOptions) => current().regenerate(regenerateOptions);
   const stop = () => session.value?.stop() ?? Promise.resolve();
   const resumeStream = (resumeOptions?: ChatRequestOptions) => current().resumeStream(resumeOptions);
-  const clearError = () => current().chat.clearError();
+  const clearError = () => current().clearError();
   const setMessages = (next: M[] | ((currentMessages: M[]) => M[])) => current().setMessages(next);
   const clearHistory = () => current().clearHistory();
   const addToolOutput = (toolOptions: AddToolOutputOptions) => current().addToolOutput(toolOptions);

@@ -326,7 +326,8 @@ export class ChatSession<M extends UIMessage> {
 
   // Resume serialization (#1837)
   private resumeGeneration = 0;
-  private resumeOperation: { generation: number; promise: Promise<void> } | null = null;
+  /** The running AI SDK resume; `keptError` is the error it must leave in place if it finds nothing (issue 21, 5). */
+  private resumeOperation: { generation: number; promise: Promise<void>; keptError: Error | undefined } | null = null;
   private reconnectProbePending = false;
 
   // Socket edges
@@ -602,6 +603,8 @@ export class ChatSession<M extends UIMessage> {
   private onTransportSend(data: string): void {
     if (!data.includes(Wire.streamResumeAck)) return;
     const frame = parseJson(data);
+    // The resume attached a stream: its status replaces the error it started from.
+    if (this.resumeOperation) this.resumeOperation.keptError = undefined;
     if (isRecord(frame) && typeof frame.id === "string") {
       this.attachedSeq.set(frame.id, -1);
       this.continuationTextIds.delete(frame.id);
@@ -1189,11 +1192,17 @@ export class ChatSession<M extends UIMessage> {
   resumeStream(options?: ChatRequestOptions): Promise<void> {
     const active = this.resumeOperation;
     if (active) return active.promise;
-    const operation = { generation: this.resumeGeneration, promise: Promise.resolve() };
+    const keptError = this.state.status === "error" ? this.state.error : undefined;
+    const operation = { generation: this.resumeGeneration, promise: Promise.resolve(), keptError };
     this.resumeOperation = operation;
     operation.promise = this.chat.resumeStream(options).finally(() => {
       if (this.resumeOperation !== operation || this.resumeGeneration !== operation.generation) return;
       this.resumeOperation = null;
+      // A probe that found nothing leaves the error it found until it is cleared or a request starts, as upstream (issue 21, 5).
+      if (operation.keptError && this.state.status === "ready" && this.state.error === undefined) {
+        this.state.error = operation.keptError;
+        this.state.status = "error";
+      }
       // An open edge that arrived while this ran is retried, not lost.
       this.tryReconnectProbe();
       this.scheduleReconcile();
@@ -1470,6 +1479,13 @@ export class ChatSession<M extends UIMessage> {
   private flushOutbox(): void {
     if (this.flushingOutbox || this.outbox.length === 0 || !this.socketOpen || this.cells.loading.value) return;
     if (this.observer !== null) return;
+    if (this.resumeOperation && !this.continuationResuming && this.transport.isAwaitingResume()) {
+      // A resume probe nothing has answered does not hold a send: it ends as "nothing to
+      // resume" (a later offer is still followed, as an observed turn), then the send goes (issue 21, 4).
+      this.resumeOperation.keptError = undefined;
+      this.transport.cancelPendingResume();
+      return;
+    }
     const status = this.state.status;
     if (status === "submitted" || status === "streaming" || this.resumeOperation || this.continuationResuming) return;
     const entry = this.outbox.shift();
@@ -1490,6 +1506,12 @@ export class ChatSession<M extends UIMessage> {
       "outbox",
       `${this.outbox.length} message(s) wait for ${this.config.label}, whose connection closed for good; they stay queued until it reconnects.`
     );
+  }
+
+  /** Clears the error and returns to `ready`; a probe still running no longer puts the error back. */
+  clearError(): void {
+    if (this.resumeOperation) this.resumeOperation.keptError = undefined;
+    this.chat.clearError();
   }
 
   /** Regenerates an assistant message (full transcript, `regenerate-message`). */
