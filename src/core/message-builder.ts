@@ -269,6 +269,8 @@ export class ObservedMessage {
     let index = messages[last]?.id === this.id ? last : messages.findIndex((message) => message.id === this.id);
     if (index < 0 && this.continuation) {
       index = messages.findLastIndex((message) => message.role === "assistant");
+      // The message it continues was renamed by a transcript frame: take the server's id (issue 21, 6).
+      if (index >= 0 && !this.unseeded) this.id = (messages[index] as UIMessage).id;
     }
     if (this.unseeded) {
       const queued = this.unseeded;
