@@ -1297,10 +1297,12 @@ export class ChatSession<M extends UIMessage> {
         if (hold && this.clearHold === hold && !takenOver) this.clearHold = null;
         return;
       }
-      // A read that left after this client's clear sees the cleared transcript:
-      // whatever it holds now is the server's word, old ids included.
+      // The read that ends this client's clear's hold may still have reached the agent before
+      // the clear did (a caching loader always answers so): what the clear removed does not come
+      // back from it (issue 21, 9). Later frames and reads are the server's word again, old ids included.
       if (hold && this.clearHold === hold) {
         this.clearHold = null;
+        if (stored) stored = stored.filter((message) => !hold.cleared.has(message.id));
         if (stored && !this.disposed && epoch === this.transcriptEpoch) this.dropUnconfirmed(hold.arrived, stored);
       }
       if (this.disposed || !stored || generation !== this.resyncGeneration || epoch !== this.transcriptEpoch) {
@@ -1584,7 +1586,7 @@ export class ChatSession<M extends UIMessage> {
     this.runningToolCalls.clear();
     this.cells.runningToolCalls.value = new Set();
     this.resetToolContinuation();
-    this.processedToolCalls.clear();
+    // processedToolCalls stays: a call this client ran never runs again (issue 21, 9).
     this.localResponseIds.clear();
     this.pendingReplayResume.clear();
     this.fallbackAcked.clear();
@@ -2005,13 +2007,13 @@ export class ChatSession<M extends UIMessage> {
       const tool = settings.tools?.[toolName];
       if (typeof tool?.execute === "function") {
         if (settings.automaticToolResolution) continue; // the deprecated path owns these
-        this.processedToolCalls.add(toolCallId);
+        this.claimToolCall(toolCallId);
         this.runClientTool(toolCallId, toolName, part.input, tool.execute);
         continue;
       }
       const onToolCall = settings.onToolCall;
       if (!onToolCall) continue;
-      this.processedToolCalls.add(toolCallId);
+      this.claimToolCall(toolCallId);
       this.markRunning(toolCallId, true);
       let result: ReturnType<OnToolCallCallback>;
       try {
@@ -2028,6 +2030,12 @@ export class ChatSession<M extends UIMessage> {
         .catch((error: unknown) => console.error(`[agents-vue] onToolCall rejected for "${toolName}":`, error))
         .finally(() => this.markRunning(toolCallId, false));
     }
+  }
+
+  /** A tool call runs at most once per session, even if a read brings its message back after a clear (issue 21, 9). */
+  private claimToolCall(toolCallId: string): void {
+    this.processedToolCalls.add(toolCallId);
+    capSet(this.processedToolCalls, MAX_REMEMBERED_TURNS);
   }
 
   private runClientTool(
@@ -2088,7 +2096,7 @@ export class ChatSession<M extends UIMessage> {
               output = `Error executing tool: ${errorText(error)}`;
             }
           }
-          this.processedToolCalls.add(part.toolCallId);
+          this.claimToolCall(part.toolCallId);
           results.push({ toolCallId: part.toolCallId, toolName, output });
         }
         if (this.disposed) return;
@@ -2184,7 +2192,7 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private pruneToolBookkeeping(): void {
-    if (this.toolResults.size === 0 && this.processedToolCalls.size === 0) return;
+    if (this.toolResults.size === 0) return;
     const status = this.state.status;
     if (status === "streaming" || status === "submitted") return;
     const present = new Set<string>();
@@ -2195,7 +2203,6 @@ export class ChatSession<M extends UIMessage> {
       }
     }
     for (const id of this.toolResults.keys()) if (!present.has(id)) this.toolResults.delete(id);
-    for (const id of this.processedToolCalls) if (!present.has(id)) this.processedToolCalls.delete(id);
   }
 
   // ─── Helpers ──────────────────────────────────────────────────────
