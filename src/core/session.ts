@@ -313,6 +313,8 @@ export class ChatSession<M extends UIMessage> {
   private resolvingTools = false;
   /** The assistant message a running continuation extends, and what it held before (#1229). */
   private continuationPin: ContinuationPin<M> | null = null;
+  /** Local replies whose stream named no id: the stored copy, under the server's id, replaces each (see `protectUnnamedReply`). */
+  private readonly unnamedReplyIds = new Set<string>();
   /** Replies the server renamed after the AI SDK seeded them from an earlier assistant: parts to drop. */
   private readonly reseededReplies = new Map<string, number>();
   /** The running continuation's request id, once the server named it (pending or resuming). */
@@ -692,6 +694,7 @@ export class ChatSession<M extends UIMessage> {
     // stream must not make its parts flicker away, unless it diverged (#2166).
     const observed = this.observer?.message;
     if (observed?.hasParts) {
+      observed.adoptStoredId(next, current);
       const stored = next.find((message) => message.id === observed.id);
       if (observed.parts.length >= (stored?.parts.length ?? 0) && !observed.divergesFrom(next)) {
         next = this.mergeObserved(observed, next);
@@ -1013,7 +1016,9 @@ export class ChatSession<M extends UIMessage> {
       }
       if (frame.outcome === "skipped") this.dropRefusedSends();
       this.transport.handleServerTurnCompleted(id);
-      this.releaseProtection(this.localResponseIds.get(id));
+      const reply = this.localResponseIds.get(id);
+      this.releaseProtection(reply);
+      if (reply !== undefined && this.unnamedReplyIds.has(reply) && !frame.error) this.rereadTranscript();
       this.localResponseIds.delete(id);
       this.localRequestIds.delete(id);
       this.continuationTextIds.delete(id);
@@ -1312,7 +1317,7 @@ export class ChatSession<M extends UIMessage> {
       stored = this.withoutRetracted(stored);
       let merged: M[];
       try {
-        merged = this.settings.mergeMessages([...this.state.messages], stored);
+        merged = this.settings.mergeMessages(this.withoutUnnamedReplies(stored), stored);
       } catch (error) {
         console.error("[agents-vue] mergeMessages threw; the on-screen transcript is kept.", error);
         return;
@@ -1339,6 +1344,21 @@ export class ChatSession<M extends UIMessage> {
     for (const [id, send] of this.unechoedSendIds) if (send.lackedByFrame) refused.add(id);
     for (const id of refused) this.unechoedSendIds.delete(id);
     this.removeMessages((message) => refused.has(message.id));
+  }
+
+  /**
+   * The screen for a read to merge with: once the stored transcript carries an
+   * assistant message the screen lacks, ended replies that streamed without an
+   * id give way to it (it is their stored copy, under the server's id; issue 22, 1).
+   */
+  private withoutUnnamedReplies(stored: readonly M[]): M[] {
+    const onScreen = [...this.state.messages];
+    if (this.unnamedReplyIds.size === 0) return onScreen;
+    const shown = new Set(onScreen.map((message) => message.id));
+    if (!stored.some((message) => message.role === "assistant" && !shown.has(message.id))) return onScreen;
+    const ended = new Set([...this.unnamedReplyIds].filter((id) => this.protection?.assistantId !== id));
+    for (const id of ended) this.unnamedReplyIds.delete(id);
+    return onScreen.filter((message) => !ended.has(message.id));
   }
 
   /** Removes the messages that came from the server during a clear's hold and that the stored transcript lacks. */
@@ -1592,6 +1612,7 @@ export class ChatSession<M extends UIMessage> {
     this.fallbackAcked.clear();
     this.replayRebuiltIds.clear();
     this.unsequencedReplayIds.clear();
+    this.unnamedReplyIds.clear();
     this.ackedUnreplayed.clear();
     this.stoppedRequestIds.clear();
     this.rewriteInFlight = null;
@@ -1802,8 +1823,27 @@ export class ChatSession<M extends UIMessage> {
         placed = { ...message, parts: message.parts.slice(seeded) };
       }
     }
-    if (index === undefined) this.state.pushMessage(placed);
-    else this.state.replaceMessage(index, placed);
+    if (index === undefined) {
+      this.state.pushMessage(placed);
+      this.protectUnnamedReply(placed);
+    } else this.state.replaceMessage(index, placed);
+  }
+
+  /**
+   * The reply the AI SDK appends for a local request whose stream named no
+   * message id (a plain-text `Response` streams no `start`) is protected like
+   * any live reply. The server stores it under an id of its own, so once its
+   * turn ends the stored copy replaces it (issue 22, 1).
+   */
+  private protectUnnamedReply(reply: M): void {
+    const requestId = this.transport.activeServerTurnId;
+    if (reply.role !== "assistant" || requestId === null) return;
+    if (!this.localRequestIds.has(requestId) || this.localResponseIds.has(requestId)) return;
+    this.localResponseIds.set(requestId, reply.id);
+    this.unnamedReplyIds.add(reply.id);
+    const messages = this.state.messages;
+    const anchorId = this.cells.loading.value ? undefined : (messages[messages.length - 2]?.id ?? null);
+    this.protection = { assistantId: reply.id, anchorId };
   }
 
   private mergeIntoPinned(pin: ContinuationPin<M>, message: M, index: number | undefined): boolean {
