@@ -1303,8 +1303,9 @@ export class ChatSession<M extends UIMessage> {
         return;
       }
       // The read that ends this client's clear's hold may still have reached the agent before
-      // the clear did (a caching loader always answers so): what the clear removed does not come
-      // back from it (issue 21, 9). Later frames and reads are the server's word again, old ids included.
+      // the clear did (a caching loader always answers so): what the clear removed, but the
+      // interrupted turn's reply, does not come back from it (issue 21, 9). Later frames and
+      // reads are the server's word again, old ids included.
       if (hold && this.clearHold === hold) {
         this.clearHold = null;
         if (stored) stored = stored.filter((message) => !hold.cleared.has(message.id));
@@ -1573,6 +1574,11 @@ export class ChatSession<M extends UIMessage> {
     this.clearedDuringTurn =
       status === "submitted" || status === "streaming" || this.observer !== null || this.transport.activeServerTurnId !== null;
     const cleared = new Set(this.state.messages.map((message) => message.id));
+    // The server stores the interrupted turn's partial reply after it empties the transcript:
+    // that one message may come back (see `rereadTranscript`).
+    const activeTurn = this.transport.activeServerTurnId;
+    const interruptedReply = this.observer?.message.id ?? (activeTurn === null ? undefined : this.localResponseIds.get(activeTurn));
+    if (interruptedReply !== undefined) cleared.delete(interruptedReply);
     this.resetLocalState();
     this.send({ type: Wire.chatClear });
     // Hold back what the clear removed until a read confirms it (a read needs
