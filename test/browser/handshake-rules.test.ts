@@ -127,7 +127,24 @@ describe("a reconnect that finds nothing keeps the error (issue 21, 5)", () => {
 });
 
 describe("a continuation's reply takes the server's id as soon as a frame renames it (issue 21, 6)", () => {
-  for (const path of ["announced before the probe (observed)", "attached through the probe"] as const) {
+  /** How the continuation reaches the client: through its launch probe, or announced before the launch probed. */
+  const announcements: Array<[path: string, announce: (socket: FakeSocket) => Promise<void>]> = [
+    [
+      "announced before the probe (observed)",
+      async (socket) => {
+        socket.push({ type: "cf_agent_stream_resuming", id: "k1" });
+        socket.push({ type: "cf_agent_use_chat_response", id: "k1", body: "", done: false, replay: true, replayComplete: true, continuation: true });
+      }
+    ],
+    [
+      "attached through the probe",
+      async (socket) => {
+        await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+        socket.push({ type: "cf_agent_stream_resuming", id: "k1", probeId: probes(socket)[1]!.probeId });
+      }
+    ]
+  ];
+  for (const [path, announce] of announcements) {
     it(`after an approval, a transcript frame mid-continuation renames the message; every later write keeps the server's id (${path})`, async () => {
       const approved = () => [
         user("u1", "do it"),
@@ -136,14 +153,7 @@ describe("a continuation's reply takes the server's id as soon as a frame rename
       const { socket, chat } = setup({ initialMessages: approved() });
       await openIdle(socket);
       await chat.addToolApprovalResponse({ id: "ap1", approved: true });
-      if (path === "attached through the probe") {
-        await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
-        socket.push({ type: "cf_agent_stream_resuming", id: "k1", probeId: probes(socket)[1]!.probeId });
-      } else {
-        // The server started the continuation before the client's launch probed.
-        socket.push({ type: "cf_agent_stream_resuming", id: "k1" });
-        socket.push({ type: "cf_agent_use_chat_response", id: "k1", body: "", done: false, replay: true, replayComplete: true, continuation: true });
-      }
+      await announce(socket);
       const chunk = (body: Record<string, unknown>, seq: number) => socket.chunk("k1", body, { continuation: true, seq });
       chunk({ type: "start" }, 0);
       chunk({ type: "start-step" }, 1);
@@ -197,9 +207,10 @@ describe("a transcript frame is newer than the history read, even while an annou
   });
 });
 
+const waitingForAnswer = () => [user("u1", "ask me"), assistant("a1", tool("askUser", "c1", "input-available"))];
+const cancels = (socket: FakeSocket) => socket.sentOf("cf_agent_chat_request_cancel");
+
 describe("a stop lands on the continuation whenever the probe's answer arrives (issue 22, 3)", () => {
-  const waitingForAnswer = () => [user("u1", "ask me"), assistant("a1", tool("askUser", "c1", "input-available"))];
-  const cancels = (socket: FakeSocket) => socket.sentOf("cf_agent_chat_request_cancel");
 
   for (const pendingFirst of [false, true]) {
     it(`stop() after the continuation probe, its answer ${pendingFirst ? "(pending, then the offer)" : "(the offer)"} arriving after the stop: one cancel, no ACK, no second assistant message`, async () => {

@@ -16,7 +16,6 @@ import {
   agentHost,
   framesOf,
   post,
-  readLog,
   shape,
   stored,
   textOf,
@@ -252,7 +251,7 @@ describe("a stop lands on the continuation whenever the probe's answer arrives (
       if (holding && typeof data === "string" && data.includes('"cf_agent_stream_resume_request"')) {
         holding = false;
         held = data;
-        return;
+        return true;
       }
       return send(data);
     };

@@ -112,7 +112,7 @@ function addressLater(client: AgentClient) {
   let known = false;
   const socket: AgentSocket & { getHttpUrl(): string; agent: string; name: string; _pk: string } = {
     send: (data) => client.send(data),
-    addEventListener: (type, listener, options) => client.addEventListener(type, listener as EventListener, options),
+    addEventListener: (type, listener, options) => client.addEventListener(type, listener as EventListener, options as AddEventListenerOptions),
     removeEventListener: (type, listener) => client.removeEventListener(type, listener as EventListener),
     get readyState() {
       return client.readyState;
@@ -252,7 +252,7 @@ describe("a read older than this client's clear brings nothing back (issue 21, 9
     client.send = (data: Parameters<typeof send>[0]) => {
       if (typeof data === "string" && data.includes('"cf_agent_chat_clear"')) {
         setTimeout(() => send(data), 400);
-        return;
+        return true;
       }
       return send(data);
     };
