@@ -45,6 +45,15 @@ async function openIdle(socket: FakeSocket) {
   socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
 }
 
+/** Sends a message and starts its reply (`a1`); returns the request id. */
+async function sendAndStart(socket: FakeSocket, chat: ReturnType<typeof setup>["chat"]): Promise<string> {
+  void chat.sendMessage({ text: "q" });
+  await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+  const id = String(requests(socket)[0]!.id);
+  socket.chunk(id, { type: "start", messageId: "a1" });
+  return id;
+}
+
 /** Answers a request with a short text reply. */
 function answer(socket: FakeSocket, id: string, messageId: string, words: string[]) {
   for (const chunk of textReply(messageId, words)) socket.chunk(id, chunk);
@@ -88,10 +97,7 @@ describe("a reconnect that finds nothing keeps the error (issue 21, 5)", () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const { socket, chat } = setup();
     await openIdle(socket);
-    void chat.sendMessage({ text: "q" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
-    const id = String(requests(socket)[0]!.id);
-    socket.chunk(id, { type: "start", messageId: "a1" });
+    const id = await sendAndStart(socket, chat);
     socket.push({ type: "cf_agent_use_chat_response", id, body: "model exploded", done: true, error: true });
     await vi.waitFor(() => expect(chat.status.value).toBe("error"));
     socket.drop();
@@ -109,10 +115,7 @@ describe("a reconnect that finds nothing keeps the error (issue 21, 5)", () => {
   it("a probe that does find a stream still replaces the error with that stream's status", async () => {
     const { socket, chat } = setup();
     await openIdle(socket);
-    void chat.sendMessage({ text: "q" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
-    const id = String(requests(socket)[0]!.id);
-    socket.chunk(id, { type: "start", messageId: "a1" });
+    const id = await sendAndStart(socket, chat);
     socket.drop();
     await vi.waitFor(() => expect(chat.status.value).toBe("error"));
     socket.open();

@@ -9,14 +9,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ref, watch } from "vue";
 import { type AITool, useAgentChat } from "../../src";
 import { expectedText } from "../fixtures/worker/src/script";
-import { type Chat, openChat, whenOpen, whenSettled } from "../support/chat";
+import { type Chat, expectScreenIsStored, openTracked, whenOpen, whenSettled } from "../support/chat";
 import {
   CHAT_AGENT,
   type LogEntry,
   agentHost,
   framesOf,
   post,
-  shape,
   stored,
   textOf,
   uniqueName,
@@ -29,26 +28,29 @@ afterEach(() => {
   for (const fn of cleanup.splice(0).toReversed()) fn();
 });
 
-function open(name: string, options: Parameters<typeof openChat>[1] = {}) {
-  const opened = openChat(name, options);
-  let mounted = true;
-  const unmount = () => {
-    if (mounted) opened.unmount();
-    mounted = false;
-  };
-  cleanup.push(unmount);
-  return { chat: opened.chat, unmount };
-}
+const open = (name: string, options: Parameters<typeof openTracked>[2] = {}) => openTracked(cleanup, name, options);
 
 const requestIdOf = (entry: LogEntry) => entry.requestId as string;
 const cancelsOf = async (name: string) => (await framesOf(name, "cf_agent_chat_request_cancel")).map(requestIdOf);
 
-/** Waits until the screen shows exactly what the server stored (ids, roles, text per part). */
-async function expectScreenIsStored(chat: Chat, name: string, timeout = 5_000) {
-  await vi.waitFor(async () => expect(shape(chat.messages.value)).toEqual(shape(await stored(name))), {
-    timeout,
-    interval: 50
+/**
+ * Stops `chat` once its reply shows `at` chunks, waits for the turn's end, and
+ * records in `short` how the screen differs from the stored transcript, if it does.
+ */
+async function stopAt(chat: Chat, name: string, at: number, label: string, short: string[]) {
+  await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThanOrEqual(expectedText(at).length), {
+    timeout: 10_000,
+    interval: 5
   });
+  await chat.stop();
+  await waitForLog(name, (entry) => entry.kind === "turn-finished");
+  await whenSettled(chat);
+  try {
+    await expectScreenIsStored(chat, name, CHAT_AGENT, 3_000);
+  } catch {
+    const kept = await stored(name);
+    short.push(`${label} (stop at ${at}): screen "${textOf(chat.messages.value[1])}", stored "${textOf(kept[1])}"`);
+  }
 }
 
 /** A small seeded generator, so a failing round can be replayed. */
@@ -110,20 +112,7 @@ describe("once a stopped turn has ended, the screen is what the server stored (i
       const { chat, unmount } = open(name, { body: { script: { chunks, chunkDelayMs: 12 } } });
       await chat.ready;
       void chat.sendMessage({ text: `round ${round}` });
-      const at = 1 + random(chunks - 10);
-      await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThanOrEqual(expectedText(at).length), {
-        timeout: 10_000,
-        interval: 5
-      });
-      await chat.stop();
-      await waitForLog(name, (entry) => entry.kind === "turn-finished");
-      await whenSettled(chat);
-      try {
-        await expectScreenIsStored(chat, name, 3_000);
-      } catch {
-        const kept = await stored(name);
-        short.push(`round ${round} (stop at ${at}): screen "${textOf(chat.messages.value[1])}", stored "${textOf(kept[1])}"`);
-      }
+      await stopAt(chat, name, 1 + random(chunks - 10), `round ${round}`, short);
       unmount();
     }
     expect(short).toEqual([]);
@@ -142,21 +131,8 @@ describe("once a stopped turn has ended, the screen is what the server stored (i
       await vi.waitFor(() => expect(textOf(first.chat.messages.value[1]).length).toBeGreaterThan(0));
       first.unmount();
       const { chat, unmount } = open(name, { body: { script } });
-      const at = 10 + random(chunks - 20);
-      await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThanOrEqual(expectedText(at).length), {
-        timeout: 10_000,
-        interval: 5
-      });
-      expect(chat.status.value).toBe("streaming");
-      await chat.stop();
-      await waitForLog(name, (entry) => entry.kind === "turn-finished");
-      await whenSettled(chat);
-      try {
-        await expectScreenIsStored(chat, name, 3_000);
-      } catch {
-        const kept = await stored(name);
-        short.push(`round ${round} (stop at ${at}): screen "${textOf(chat.messages.value[1])}", stored "${textOf(kept[1])}"`);
-      }
+      await vi.waitFor(() => expect(chat.status.value).toBe("streaming"), { timeout: 10_000 });
+      await stopAt(chat, name, 10 + random(chunks - 20), `round ${round}`, short);
       unmount();
     }
     expect(short).toEqual([]);

@@ -10,14 +10,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { watch } from "vue";
 import type { AgentSocket, ChatTurnEndEvent, OnToolCallCallback } from "../../src";
 import { expectedText } from "../fixtures/worker/src/script";
-import { type Chat, openChat, whenOpen, whenSettled } from "../support/chat";
+import { expectScreenIsStored, openTracked, whenOpen, whenSettled } from "../support/chat";
 import {
   CHAT_AGENT,
   agentHost,
   agentUrl,
   post,
   readLog,
-  shape,
   stored,
   textOf,
   uniqueName,
@@ -30,28 +29,12 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function open(name: string, options: Parameters<typeof openChat>[1] = {}) {
-  const opened = openChat(name, options);
-  let mounted = true;
-  const unmount = () => {
-    if (mounted) opened.unmount();
-    mounted = false;
-  };
-  cleanup.push(unmount);
-  return { chat: opened.chat, unmount };
-}
+const open = (name: string, options: Parameters<typeof openTracked>[2] = {}) => openTracked(cleanup, name, options);
 
 function connect(name: string, agent = CHAT_AGENT) {
   const client = new AgentClient({ agent, host: agentHost(), name });
   cleanup.push(() => client.close());
   return client;
-}
-
-async function expectScreenIsStored(chat: Chat, name: string, agent = CHAT_AGENT, timeout = 5_000) {
-  await vi.waitFor(async () => expect(shape(chat.messages.value)).toEqual(shape(await stored(name, agent))), {
-    timeout,
-    interval: 50
-  });
 }
 
 const texts = (messages: readonly UIMessage[]) => messages.map(textOf);
