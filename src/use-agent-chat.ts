@@ -174,25 +174,36 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const settings = () => liveSettings;
 
   const transcriptReaders = (target: Target) => {
-    const address = httpAddressOf(target.socket as AddressedSocket);
+    // The address is read when a read starts: a shared socket may name it only once it connects (issue 21, 7).
+    const addressNow = () => httpAddressOf(target.socket as AddressedSocket);
     const label = target.label;
     const custom = options.getInitialMessages;
-    const fromServer: TranscriptReader<M> | undefined =
+    const atAddress =
+      (read: (url: string) => Promise<M[]>): TranscriptReader<M> =>
+      () => {
+        const address = addressNow();
+        return address ? read(messagesUrl(address)) : Promise.resolve([]);
+      };
+    const fromServer: TranscriptReader<M> =
       typeof custom === "function"
-        ? () => custom({ agent: target.agent, name: target.name, url: address ?? undefined })
-        : address
-          ? () => readShared<M>(messagesUrl(address), options, label)
-          : undefined;
+        ? () => custom({ agent: target.agent, name: target.name, url: addressNow() ?? undefined })
+        : atAddress((url) => readShared<M>(url, options, label));
     // A read-back follows something the server did (stored a reply, cleared):
-    // it must start now, not join a read begun before that.
+    // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
     const readStored: TranscriptReader<M> | undefined =
-      typeof custom === "function" || !address ? fromServer : () => fetchTranscript<M>(messagesUrl(address), options, label);
+      custom === null
+        ? undefined
+        : typeof custom === "function"
+          ? fromServer
+          : atAddress((url) => fetchTranscript<M>(url, options, label));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
+    // The default reader needs the socket's address; a custom loader is the app's to point.
+    const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
     // The agent class at its host: the instance name is the address's last segment.
-    const agentKey = address?.replace(/\/[^/]*$/, "");
-    return { seed, loadOnOpen, readStored, agentKey };
+    const agentKey = addressNow()?.replace(/\/[^/]*$/, "");
+    return { seed, loadOnOpen, readStored, canRead, agentKey };
   };
 
   const openTarget = (): Target | null => {
@@ -256,6 +267,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         loadOnOpen: readers.loadOnOpen,
         readStored: readers.readStored,
         agentKey: readers.agentKey,
+        canRead: readers.canRead,
         partyKey: () => (target.socket as AddressedSocket)._pk ?? ""
       })
     );
@@ -329,7 +341,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const regenerate: AbstractChat<M>["regenerate"] = (regenerateOptions) => current().regenerate(regenerateOptions);
   const stop = () => session.value?.stop() ?? Promise.resolve();
   const resumeStream = (resumeOptions?: ChatRequestOptions) => current().resumeStream(resumeOptions);
-  const clearError = () => current().chat.clearError();
+  const clearError = () => current().clearError();
   const setMessages = (next: M[] | ((currentMessages: M[]) => M[])) => current().setMessages(next);
   const clearHistory = () => current().clearHistory();
   const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);

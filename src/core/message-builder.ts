@@ -44,6 +44,8 @@ export class ObservedMessage {
   private readonly inputText = new Map<string, string>();
   /** Whether this continuation already continued the interrupted text part (see `resumeInterruptedText`). */
   private resumedText = false;
+  /** Whether the stream named the message (a `start` with its id); a plain-text reply's does not. */
+  private named = false;
 
   constructor(id: string, continuation = false) {
     this.id = id;
@@ -62,6 +64,26 @@ export class ObservedMessage {
     return text;
   }
 
+  /**
+   * A stream that named no message id renders under a local id; the server
+   * stores the reply under its own. A new assistant message in a transcript
+   * (one not on screen) whose text this stream's extends, or that extends it,
+   * is that stored copy: its id is taken (issue 22, 1).
+   */
+  adoptStoredId(snapshot: readonly UIMessage[], onScreen: readonly UIMessage[]): void {
+    if (this.named || this.continuation) return;
+    const shown = new Set(onScreen.map((message) => message.id));
+    const text = this.text();
+    const copy = snapshot.findLast((message) => {
+      if (message.role !== "assistant" || shown.has(message.id)) return false;
+      const stored = message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
+      return stored.length > 0 && (text.startsWith(stored) || stored.startsWith(text));
+    });
+    if (!copy) return;
+    this.id = copy.id;
+    this.named = true;
+  }
+
   /** Applies one UI message chunk. Unknown or malformed chunks are ignored. */
   apply(chunk: unknown): void {
     if (!isRecord(chunk) || typeof chunk.type !== "string") return;
@@ -73,7 +95,10 @@ export class ObservedMessage {
     const type = chunk.type as string;
     switch (type) {
       case "start":
-        if (typeof chunk.messageId === "string" && !this.continuation) this.id = chunk.messageId;
+        if (typeof chunk.messageId === "string" && !this.continuation) {
+          this.id = chunk.messageId;
+          this.named = true;
+        }
         this.metadata = mergeMetadata(this.metadata, chunk.messageMetadata);
         return;
       case "finish":
@@ -270,6 +295,8 @@ export class ObservedMessage {
     let index = messages[last]?.id === this.id ? last : messages.findIndex((message) => message.id === this.id);
     if (index < 0 && this.continuation) {
       index = messages.findLastIndex((message) => message.role === "assistant");
+      // The message it continues was renamed by a transcript frame: take the server's id (issue 21, 6).
+      if (index >= 0 && !this.unseeded) this.id = (messages[index] as UIMessage).id;
     }
     if (this.unseeded) {
       const queued = this.unseeded;

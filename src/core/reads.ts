@@ -18,6 +18,8 @@ export class TranscriptReads<M extends UIMessage> {
   readonly ready: Promise<void>;
   private resolveReady!: () => void;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The first load waits for a connect-time transcript: only a chat frame tells it none is coming. */
+  private awaitsTranscript = false;
 
   constructor(
     private readonly config: SessionConfig<M>,
@@ -41,15 +43,20 @@ export class TranscriptReads<M extends UIMessage> {
     if (!this.config.loadOnOpen) return;
     this.model.base.firstLoad = "waiting";
     if (openedBefore || !pushingAgents.has(this.config.agentKey ?? "")) return this.startFirstLoad();
+    this.awaitsTranscript = true;
     this.timer = setTimeout(() => this.startFirstLoad(), 250);
   }
 
-  /** A chat frame arrived: the connect-time transcript answers the first load; any other frame says none is coming. */
-  frame(frame: ChatFrame<M>, answeredFirstLoad = false): void {
-    const connect = frame.kind === "messages" && frame.connect;
+  /**
+   * A socket frame arrived (`frame`: the chat frame it was, if any). The
+   * connect-time transcript answers the first load; any other chat frame
+   * says none is coming; any frame at all may come once the address is known.
+   */
+  frame(frame: ChatFrame<M> | undefined, answeredFirstLoad = false): void {
+    const connect = frame?.kind === "messages" && frame.connect;
     if (connect) pushingAgents.add(this.config.agentKey ?? "");
     if (answeredFirstLoad) this.firstLoadDone();
-    else if (!connect && this.model.base.firstLoad === "waiting") this.startFirstLoad();
+    else if (!connect && this.model.base.firstLoad === "waiting" && (frame || !this.awaitsTranscript)) this.startFirstLoad();
   }
 
   /** A local replacement before the first read left is the transcript: nothing is read. */
@@ -61,7 +68,7 @@ export class TranscriptReads<M extends UIMessage> {
 
   /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
   reread(always: boolean, attempt = 1): void {
-    const reader = this.config.readStored;
+    const reader = this.canRead ? this.config.readStored : undefined;
     if (!reader || (!always && !this.config.settings().resyncOnReconnect)) return;
     const read = this.model.base.read(always, attempt);
     void readSafely(reader, this.config.label).then((stored) => {
@@ -73,11 +80,21 @@ export class TranscriptReads<M extends UIMessage> {
     clearTimeout(this.timer);
   }
 
+  /** Whether the readers know where to read: a shared socket may name its address only once it connected. */
+  get canRead(): boolean {
+    return this.config.canRead?.() !== false;
+  }
+
   private startFirstLoad(): void {
     const load = this.config.loadOnOpen;
     const base = this.model.base;
     if (!load || base.firstLoad !== "waiting") return;
     clearTimeout(this.timer);
+    this.awaitsTranscript = false;
+    // Rule (the first read waits for the address, issue 21, 7): meanwhile the chat works as if the
+    // history were empty; the next frame tries again, and a message sent meanwhile stays.
+    if (!this.canRead) return this.firstLoadDone();
+    this.config.cells.loading.value = true;
     const read = (base.firstLoad = base.read(false));
     void readSafely(load, this.config.label).then((stored) => {
       if (this.disposed() || base.firstLoad !== read) return;

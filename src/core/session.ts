@@ -6,7 +6,7 @@ import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson } from
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
-import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished } from "./model/response-rules";
+import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
 import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
 import { Wire } from "./protocol";
@@ -43,6 +43,8 @@ export class ChatSession<M extends UIMessage> {
   private disposed = false;
   /** The AI SDK resume every caller shares (#1837). */
   private resumeOperation: Promise<void> | null = null;
+  /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
+  private resumeKeptError: Error | undefined;
   private continuationTimer: ReturnType<typeof setTimeout> | null = null;
   private lastStatus: ChatStatus = "ready";
   private reconcileQueued = false;
@@ -82,7 +84,7 @@ export class ChatSession<M extends UIMessage> {
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
       id: config.chatId,
-      state: placedChatState(this.state, (message, index) => placement.place(message, index)),
+      state: placedChatState(this.state, (message, index) => placement.place(message, index) && protectUnnamedReply(this.model, message)),
       transport: this.transport,
       onData: (part) => this.settings.onData?.(part),
       onError: (error) => this.settings.onError?.(error),
@@ -181,8 +183,8 @@ export class ChatSession<M extends UIMessage> {
   private onSocketData(data: unknown): void {
     if (this.disposed) return;
     const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
+    if (frame?.kind !== "messages") this.reads.frame(frame);
     if (!frame) return;
-    if (frame.kind !== "messages") this.reads.frame(frame);
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
     // Only the transport's own streams read response frames, and only their
     // requests' (checked before handling: a terminal frame releases the id).
@@ -240,9 +242,10 @@ export class ChatSession<M extends UIMessage> {
     this.scheduleReconcile();
   }
 
-  /** The transport ACKed a stream: its replay starts from chunk 0 again. */
+  /** The transport ACKed a stream: its replay starts from chunk 0 again, and the resume attached something. */
   private onTransportSend(data: string): void {
     if (!data.includes(Wire.streamResumeAck)) return;
+    this.resumeKeptError = undefined;
     const frame = parseJson(data) as { id?: unknown } | undefined;
     if (typeof frame?.id === "string") this.model.streams.transportAcked(frame.id);
   }
@@ -252,9 +255,16 @@ export class ChatSession<M extends UIMessage> {
   /** Serialized AI SDK resume: every caller shares the running one (#1837). */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
     if (this.resumeOperation) return this.resumeOperation;
+    this.resumeKeptError = this.state.status === "error" ? this.state.error : undefined;
     const operation: Promise<void> = this.chat.resumeStream(options).finally(() => {
       if (this.resumeOperation !== operation || this.disposed) return;
       this.resumeOperation = null;
+      // Rule (a probe that finds nothing keeps the error): as upstream, until it is cleared or a request starts.
+      const kept = this.resumeKeptError;
+      if (kept && this.state.status === "ready" && this.state.error === undefined) {
+        this.state.error = kept;
+        this.state.status = "error";
+      }
       // An open edge that arrived while this ran is retried, not lost.
       this.tryReconnectProbe();
       this.scheduleReconcile();
@@ -334,6 +344,11 @@ export class ChatSession<M extends UIMessage> {
   }
 
   private flushOutbox(): void {
+    if (this.model.probeHoldsQueue()) {
+      this.resumeKeptError = undefined;
+      this.transport.cancelPendingResume();
+      return;
+    }
     const intents = this.model.intents;
     const entry = this.model.nextQueued();
     if (!entry) return;
@@ -357,6 +372,12 @@ export class ChatSession<M extends UIMessage> {
     };
     void request.then(release, release);
     return request;
+  }
+
+  /** Clears the error and returns to `ready`; a resume still running no longer puts the error back. */
+  clearError(): void {
+    this.resumeKeptError = undefined;
+    this.chat.clearError();
   }
 
   /** Regenerates an assistant message (full transcript, `regenerate-message`). */
@@ -457,7 +478,14 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const { cancelOnClientAbort } = this.settings;
     const activeTurn = this.transport.activeServerTurnId;
-    if (cancelOnClientAbort && activeTurn !== null && this.model.local.has(activeTurn)) this.transport.cancelActiveServerTurn();
+    if (cancelOnClientAbort) {
+      // A local abort cancels the turn this client follows as its own: its request, a resumed stream,
+      // or a tool continuation, attached or observed (issue 22, 2); now, before an owned socket closes.
+      const c = this.model.continuation;
+      const own = activeTurn !== null && (this.model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
+      if (own) this.transport.cancelActiveServerTurn();
+      else this.transport.abortActiveToolContinuation();
+    }
     const queued = this.model.intents.queued.splice(0);
     if (queued.length > 0) {
       console.warn(`[agents-vue] ${queued.length} queued message(s) for ${this.config.label} were not sent: the chat closed before the connection came back.`);

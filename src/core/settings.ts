@@ -122,6 +122,8 @@ export interface SessionConfig<M extends UIMessage> {
   loadOnOpen?: TranscriptReader<M>;
   /** Read on each reconnect when `resyncOnReconnect` is on. */
   readStored?: TranscriptReader<M>;
+  /** Whether the readers know where to read (false while a shared socket names no address). */
+  canRead?: () => boolean;
   /** The socket's party key, passed to `prepareSendMessagesRequest`. */
   partyKey: () => string;
 }

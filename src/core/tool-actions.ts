@@ -178,7 +178,7 @@ export class ToolActions<M extends UIMessage> {
               output = `Error executing tool: ${errorText(error)}`;
             }
           }
-          this.book.processed.add(part.toolCallId);
+          this.book.claim(part.toolCallId);
           results.push({ toolCallId: part.toolCallId, toolName, output });
         }
         if (host.disposed()) return;

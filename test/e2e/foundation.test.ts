@@ -61,6 +61,9 @@ describe("useAgentChat against a real AIChatAgent", () => {
     await waitForLog(name, (entry) => entry.kind === "abort" && entry.requestId === request.requestId);
     const cancels = (await readLog(name)).filter((entry) => entry.type === "cf_agent_chat_request_cancel");
     expect(cancels).toHaveLength(1);
+    // Once the stopped turn has ended, the screen holds what the server stored (issue 21, 2).
+    await waitForLog(name, (entry) => entry.kind === "turn-finished");
+    await vi.waitFor(async () => expect(textOf(chat.chat.messages[1])).toBe(textOf((await stored(name))[1])));
     const frozen = textOf(chat.chat.messages[1]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(textOf(chat.chat.messages[1])).toBe(frozen);

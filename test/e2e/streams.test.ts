@@ -92,6 +92,9 @@ describe("stop and local aborts", () => {
     await chat.stop();
     expect(chat.status.value).toBe("ready");
     await waitForLog(name, (entry) => entry.kind === "abort");
+    // Once the stopped turn has ended, the screen holds what the server stored (issue 21, 2).
+    await waitForLog(name, (entry) => entry.kind === "turn-finished");
+    await vi.waitFor(async () => expect(textOf(chat.messages.value[1])).toBe(textOf((await stored(name))[1])));
     const partial = textOf(chat.messages.value[1]);
     expect(partial.length).toBeGreaterThan(0);
     expect(expectedText(100).startsWith(partial)).toBe(true);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { watch } from "vue";
 import { type AITool, type OnToolCallCallback, getToolApproval, getToolPartState } from "../../src";
 import { afterToolsText, defaultToolCallId, type Script } from "../fixtures/worker/src/script";
-import { type Chat, openChat, whenOpen, whenSettled } from "../support/chat";
+import { type Chat, openTracked, whenOpen, whenSettled } from "../support/chat";
 import {
   type LogEntry,
   framesOf,
@@ -38,16 +38,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function open(name: string, options: Parameters<typeof openChat>[1] = {}) {
-  const opened = openChat(name, options);
-  let mounted = true;
-  const unmount = () => {
-    if (mounted) opened.unmount();
-    mounted = false;
-  };
-  cleanup.push(unmount);
-  return { chat: opened.chat, unmount };
-}
+const open = (name: string, options: Parameters<typeof openTracked>[2] = {}) => openTracked(cleanup, name, options);
 
 /**
  * Watches every publication of a chat's transcript: how many assistant

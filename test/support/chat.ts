@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { expect, vi } from "vitest";
 import { useAgentChat, type UseAgentChatOptions, type UseAgentChatReturn } from "../../src";
-import { CHAT_AGENT, agentHost } from "./e2e";
+import { CHAT_AGENT, agentHost, shape, stored } from "./e2e";
 import { mountComposable } from "./mount";
 
 export type Chat = UseAgentChatReturn<UIMessage>;
@@ -12,6 +12,26 @@ export function openChat(name: string, options: Partial<UseAgentChatOptions> = {
     useAgentChat({ client: { agent: CHAT_AGENT, host: agentHost(), name }, ...options })
   );
   return { chat: mounted.result, unmount: mounted.unmount };
+}
+
+/** `openChat` whose unmount runs once, from the test or from `cleanup` (run after each test). */
+export function openTracked(cleanup: Array<() => void>, name: string, options: Partial<UseAgentChatOptions> = {}) {
+  const opened = openChat(name, options);
+  let mounted = true;
+  const unmount = () => {
+    if (mounted) opened.unmount();
+    mounted = false;
+  };
+  cleanup.push(unmount);
+  return { chat: opened.chat, unmount };
+}
+
+/** Waits until the screen shows exactly what the agent stored (ids, roles, text per part). */
+export async function expectScreenIsStored(chat: Chat, name: string, agent = CHAT_AGENT, timeout = 5_000): Promise<void> {
+  await vi.waitFor(async () => expect(shape(chat.messages.value)).toEqual(shape(await stored(name, agent))), {
+    timeout,
+    interval: 50
+  });
 }
 
 /** Waits until the chat's socket is open. */

@@ -57,8 +57,8 @@ export async function framesOf(name: string, type: string, agent = CHAT_AGENT): 
 }
 
 /** The agent's stored transcript (not logged as a read). */
-export async function stored(name: string): Promise<UIMessage[]> {
-  const response = await fetch(`${agentUrl(name)}/stored`);
+export async function stored(name: string, agent = CHAT_AGENT): Promise<UIMessage[]> {
+  const response = await fetch(`${agentUrl(name, agent)}/stored`);
   expect(response.ok).toBe(true);
   return (await response.json()) as UIMessage[];
 }

@@ -43,9 +43,8 @@ export function attached(c: Continuation, requestId: string): Continuation {
 
 /** Rule: the server named the pending turn; a stopped continuation learns the id it must cancel. */
 export function pendingNamed(c: Continuation, requestId: string | undefined, probeId: string | undefined): Continuation {
-  if (c.kind === "cancel-on-start") {
-    return probeId === c.probeId ? { ...c, requestId: requestId ?? c.requestId } : c;
-  }
+  // Any of the stopped continuation's probes may name it: the launch's answer can still be on its way (issue 22, 3).
+  if (c.kind === "cancel-on-start") return probeId !== undefined ? { ...c, requestId: requestId ?? c.requestId } : c;
   if (c.kind === "probing" && requestId) return { ...c, requestId };
   return c;
 }
@@ -77,9 +76,10 @@ export function stoppedBeforeStart(c: Continuation, probeId: string): Continuati
 /**
  * Whether an offer (`id`, answering `probeId`) is the turn a stopped
  * continuation waits to cancel: its own id once known; before that, whatever
- * answers its probe, unless this client already follows that turn.
+ * answers one of its probes (the launch's answer may still be on its way,
+ * issue 22, 3), unless this client already follows that turn.
  */
 export function isStoppedTurn(c: Continuation, id: string, probeId: string | undefined, followed: boolean): boolean {
   if (c.kind !== "cancel-on-start") return false;
-  return c.requestId !== null ? id === c.requestId : probeId === c.probeId && !followed;
+  return c.requestId !== null ? id === c.requestId : probeId !== undefined && !followed;
 }

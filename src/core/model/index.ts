@@ -142,6 +142,18 @@ export class ChatModel<M extends UIMessage> {
     return this.intents.queued.shift();
   }
 
+  /**
+   * Rule (an unanswered probe does not hold a send, issue 21, 4): a queued
+   * send that waits only for a resume probe nobody answered (not a
+   * continuation's) ends that probe as "nothing to resume"; an offer that
+   * comes later is still followed, as an observed turn.
+   */
+  probeHoldsQueue(): boolean {
+    const { intents } = this;
+    if (intents.queued.length === 0 || intents.sending || !this.link.open || this.io.loading() || this.observed.active) return false;
+    return this.io.resuming() && !isRunning(this.continuation) && this.io.transport.isAwaitingResume();
+  }
+
   /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */
   dropObserved(hold = true): void {
     if (hold && this.observed.streamId !== null) this.streams.heldTurn = this.observed.streamId;

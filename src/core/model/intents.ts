@@ -30,6 +30,7 @@ interface Rewrite<M extends UIMessage> {
  * the read keeps those it still has.
  */
 interface Clear {
+  /** What the clear removed, but the reply of the turn it interrupted (the server stores that one after the clear). */
   cleared: Set<string>;
   arrived: Set<string>;
   /** Reads with an id above this were issued after the clear. */
@@ -50,8 +51,12 @@ export interface QueuedSend<M extends UIMessage> {
  * message stays edited, an unconfirmed send stays on screen.
  */
 export class LocalIntents<M extends UIMessage> {
-  /** Own user messages of the request in flight that no transcript frame carried yet; retired by a frame that does, or when the turn finishes. */
-  readonly unechoed = new Set<string>();
+  /**
+   * Own user messages of the request in flight that no transcript frame
+   * carried yet; retired by a frame that does, or when the turn finishes.
+   * `lacked`: a frame came without it, which a `skipped` end confirms as a refusal.
+   */
+  readonly unechoed = new Map<string, { lacked: boolean }>();
   /** Sends the transport buffered while the socket was down; restored over the next connect-time transcript, retired by the next transcript (#1983). */
   readonly buffered = new Set<string>();
   rewrite: Rewrite<M> | null = null;
@@ -110,15 +115,16 @@ export class LocalIntents<M extends UIMessage> {
   /**
    * Rule (clear retires): when the newest read issued after it settles. What
    * came from the server during the hold and the stored transcript lacks is
-   * returned for removal when that read was admitted.
+   * returned for removal, and what the clear removed, which that read's
+   * answer must not bring back: it can reach the agent before the clear did
+   * (a caching loader always answers so; issue 21, 9).
    */
-  readSettled(readId: number, newest: boolean, stored: readonly M[] | null): Set<string> | undefined {
+  readSettled(readId: number, newest: boolean, stored: readonly M[] | null): { unconfirmed: Set<string>; cleared: Set<string> } | undefined {
     const clear = this.clear;
     if (!clear || !newest || readId <= clear.afterRead) return undefined;
     this.clear = null;
-    if (!stored || clear.arrived.size === 0) return undefined;
-    const storedIds = new Set(stored.map((message) => message.id));
-    return new Set([...clear.arrived].filter((id) => !storedIds.has(id)));
+    const storedIds = new Set(stored?.map((message) => message.id));
+    return { unconfirmed: new Set([...clear.arrived].filter((id) => !storedIds.has(id))), cleared: clear.cleared };
   }
 
   /**
@@ -162,7 +168,10 @@ export class LocalIntents<M extends UIMessage> {
     const restore = connect ? new Set(this.buffered) : new Set<string>();
     this.buffered.clear();
     for (const message of next) this.unechoed.delete(message.id);
-    for (const id of this.unechoed) restore.add(id);
+    for (const [id, send] of this.unechoed) {
+      restore.add(id);
+      send.lacked = true;
+    }
     if (restore.size === 0) return next;
     const present = new Set(next.map((message) => message.id));
     const restored = current.filter((message) => restore.has(message.id) && !present.has(message.id));
@@ -177,7 +186,20 @@ export class LocalIntents<M extends UIMessage> {
     if (request.trigger === "regenerate-message" || request.messageId !== undefined) this.settleRewrite(current);
     if (request.trigger !== "submit-message") return;
     const sent = request.messages.findLast((message) => message.role === "user");
-    if (sent && !known.has(sent.id)) this.unechoed.add(sent.id);
+    if (sent && !known.has(sent.id)) this.unechoed.set(sent.id, { lacked: false });
+  }
+
+  /**
+   * Rule (a refused send leaves, issue 21, 3): a request that ends `skipped`
+   * after a frame came without its message was refused (`messageConcurrency:
+   * "drop"` rolls the submit back with that frame): the frame wins, as
+   * upstream lets it. Returns the sends to remove.
+   */
+  refused(): Set<string> {
+    const refused = new Set<string>();
+    for (const [id, send] of this.unechoed) if (send.lacked) refused.add(id);
+    for (const id of refused) this.unechoed.delete(id);
+    return refused;
   }
 
   /** A reset (a clear, sent or received) drops every intent; queued sends are settled unsent. */

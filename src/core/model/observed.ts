@@ -43,6 +43,7 @@ export class ObservedTurn<M extends UIMessage> {
   overFrame(next: M[]): M[] {
     const observed = this.message;
     if (!observed?.hasParts) return next;
+    observed.adoptStoredId(next, this.list.messages);
     const stored = next.find((message) => message.id === observed.id);
     if (observed.parts.length < (stored?.parts.length ?? 0) || observed.divergesFrom(next)) return next;
     return this.mergedInto(observed, next);

@@ -85,11 +85,15 @@ export class ReplyPlacement<M extends UIMessage> {
     if (moved !== messages) this.list.messages = moved;
   }
 
-  /** A local reply's `start` named it: protect it, anchored where it stands (unknown before the transcript is in). */
-  protect(assistantId: string, loading: boolean): void {
+  /**
+   * A local reply's `start` named it (or, `appended`, the AI SDK just appended
+   * an unnamed one): protect it, anchored where it stands (unknown before the
+   * transcript is in).
+   */
+  protect(assistantId: string, loading: boolean, appended = false): void {
     if (this.protection?.assistantId === assistantId) return;
     const messages = this.list.messages;
-    const index = messages.findIndex((message) => message.id === assistantId);
+    const index = appended ? messages.length - 1 : messages.findIndex((message) => message.id === assistantId);
     const anchorId = loading ? undefined : index >= 0 ? (messages[index - 1]?.id ?? null) : (messages.at(-1)?.id ?? null);
     this.protection = { assistantId, anchorId };
   }
@@ -157,14 +161,15 @@ export class ReplyPlacement<M extends UIMessage> {
    *   the AI SDK seed the reply with the last assistant's parts, but
    *   `AIChatAgent` answers with a new turn under a new id that stores only
    *   the new parts; the seeded copy is dropped so the screen matches the store.
+   * Returns whether it appended a message.
    */
-  place(message: M, index?: number): void {
+  place(message: M, index?: number): boolean {
     let placed = message;
     const drop = this.reseeded.get(message.id);
     if (drop !== undefined) {
       placed = { ...message, parts: message.parts.slice(drop) };
     } else if (this.pin && message.role === "assistant") {
-      if (this.mergeIntoPinned(this.pin, message, index)) return;
+      if (this.mergeIntoPinned(this.pin, message, index)) return false;
     } else if (index === undefined) {
       const seeded = this.seededParts(message);
       if (seeded > 0) {
@@ -173,8 +178,9 @@ export class ReplyPlacement<M extends UIMessage> {
         placed = { ...message, parts: message.parts.slice(seeded) };
       }
     }
-    if (index === undefined) this.list.pushMessage(placed);
-    else this.list.replaceMessage(index, placed);
+    if (index !== undefined) this.list.replaceMessage(index, placed);
+    else this.list.pushMessage(placed);
+    return index === undefined;
   }
 
   private mergeIntoPinned(pin: Pin<M>, message: M, index: number | undefined): boolean {

@@ -70,6 +70,10 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
     m.observed.end();
     m.io.flags({ serverStreaming: false });
   }
+  if (frame.outcome === "skipped") {
+    const refused = m.intents.refused();
+    if (refused.size > 0) m.remove((message) => refused.has(message.id));
+  }
   m.io.transport.handleServerTurnCompleted(id);
   m.placement.release(record.replyId);
   m.local.delete(id);
@@ -98,6 +102,8 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   const observing = m.observed.streamId === id;
   const ownContinuation = isObservedContinuation(m.continuation, id);
   if (frame.replay && !m.observed.active && !record.replayPending) return;
+  // Rule (a stopped turn is followed no further, issue 22, 3): only its end is handled, and reads back.
+  if (!observing && !terminal(frame) && record.stopped) return;
   if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
     closeUnwatched(m, id);
     return;
@@ -150,7 +156,12 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   const observed = m.observed;
   const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
   // A replay restarts from chunk 0: a fresh message makes it idempotent.
-  const message = observed.streamId !== frame.id || !observed.message || replayedStart ? observed.begin(frame.id, frame.continuation) : observed.message;
+  let message = observed.message;
+  if (observed.streamId !== frame.id || !message || replayedStart) {
+    message = observed.begin(frame.id, frame.continuation);
+    // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
+    if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
+  }
   if (chunk !== undefined) message.apply(chunk);
   if (frame.done) {
     observed.end();
@@ -162,6 +173,23 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   m.io.flags({ serverStreaming: true });
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
   else if (frame.replayComplete) m.replace(observed.mergedInto(message, m.messages));
+}
+
+/**
+ * Rule (unnamed reply is protected, issue 22, 1): the reply the AI SDK
+ * appends for a local request whose stream named no message id (a plain-text
+ * `Response` streams no `start`) is protected like any live reply, anchored
+ * after the message before it. The server stores it under an id of its own,
+ * so its turn's end reads back (see `readBackAtEnd`).
+ */
+export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply: M): void {
+  const requestId = m.io.transport.activeServerTurnId;
+  if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId)) return;
+  const record = m.streams.at(requestId);
+  if (record.replyId !== undefined) return;
+  record.replyId = reply.id;
+  record.unnamed = true;
+  m.placement.protect(reply.id, m.io.loading(), true);
 }
 
 /**

@@ -60,8 +60,8 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
     m.io.reconcile();
     return;
   }
-  // The server offers from both onConnect and the probe answer (#1733).
-  if (m.local.has(id) || record.acked) return;
+  // The server offers from both onConnect and the probe answer (#1733); a turn this client stopped is not followed again.
+  if (m.local.has(id) || record.acked || record.stopped) return;
   if (earlyContinuation) m.continuation = observedEarly(m.continuation, id);
   // An early continuation extends the message the tool call is in, even
   // before its replayed `start` (an empty replay would append a blank reply).
@@ -79,6 +79,8 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
   const followed = m.observed.streamId === id || m.local.has(id);
   if (!isStoppedTurn(m.continuation, id, probeId, followed)) return false;
   m.continuation = idle;
+  // Followed no further: no ACK, no observed chunks; its end reads back (R3).
+  m.streams.at(id).stopped = true;
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id });
   m.io.reconcile();
   return true;

@@ -15,8 +15,10 @@ export interface StreamRecord {
   openedText?: Set<string>;
   /** The offer was taken: its replay rebuilds the reply from chunk 0. */
   replayPending?: boolean;
-  /** This client stopped the request; whether its reply had started here then. */
-  stopped?: { replyStarted: boolean };
+  /** This client stopped the turn (its request, a continuation it cancelled): it is followed no further, and its end reads back. */
+  stopped?: boolean;
+  /** The local reply streamed without a `start` naming it (a plain-text `Response`): the server stores it under an id of its own. */
+  unnamed?: boolean;
   /** A clear of this client's interrupted the turn. */
   interruptedByClear?: boolean;
   /** The error text of an error frame that came before `done`. */
@@ -40,6 +42,8 @@ export class StreamRecords {
   endedReplies = new Set<string>();
   /** Replies a replay rebuilt over their shell: repeated text collapses until the chat settles (#1733). */
   readonly rebuilt = new Set<string>();
+  /** Ended local replies that streamed without an id: the next read's stored copy replaces each (issue 22, 1). */
+  readonly unnamedReplies = new Set<string>();
   /** Replies a continuation replays without `seq` (servers before 0.12.2): collapsed until their stream finishes (#1951). */
   readonly unsequenced = new Set<string>();
   /** Turn ends of this client's own requests, reported once the AI SDK settled them. */
@@ -95,12 +99,9 @@ export class StreamRecords {
     return false;
   }
 
-  /** Marks the requests this client stops; whether each reply had started decides the read-back. */
+  /** Marks the turns this client stops. */
   stopping(ids: Iterable<string>): void {
-    for (const id of ids) {
-      const record = this.at(id);
-      record.stopped = { replyStarted: record.replyId !== undefined };
-    }
+    for (const id of ids) this.at(id).stopped = true;
   }
 
   /**
@@ -110,19 +111,22 @@ export class StreamRecords {
    *   (or names no outcome): it stores the partial reply after the clear;
    * - the stream had closed when the server took this client's ACK: the replay
    *   carried nothing, so what streamed while the socket was down is only stored (chaos: socket drops);
-   * - this client stopped it before its reply started here, or the server
-   *   finished it anyway: the sender gets no broadcast of its own turn.
+   * - this client stopped it: the server kept what it generated until it took
+   *   the cancel, which this client dropped, and the sender gets no broadcast
+   *   of its own turn (issue 21, 2: the screen stayed a chunk short);
+   * - its reply streamed without an id: the server stored it under its own (issue 22, 1).
    */
   readBackAtEnd(frame: ResponseFrame): ReadBack {
     const record = this.records.get(frame.id);
     if (!record) return "none";
     const clear = record.interruptedByClear && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
-    const unreplayed = record.unreplayed;
-    const stopped = record.stopped && (!record.stopped.replyStarted || frame.outcome === "completed");
+    const unnamed = record.unnamed && !frame.error;
+    if (unnamed && record.replyId !== undefined) this.unnamedReplies.add(record.replyId);
+    const resync = record.unreplayed || record.stopped || unnamed;
     if (frame.done) record.interruptedByClear = undefined;
-    record.unreplayed = record.stopped = record.acked = record.replayPending = undefined;
+    record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = undefined;
     record.replyId = record.openedText = undefined;
-    return clear ? "always" : unreplayed || stopped ? "resync" : "none";
+    return clear ? "always" : resync ? "resync" : "none";
   }
 
   /**
@@ -175,6 +179,7 @@ export class StreamRecords {
       this.records.set(id, { ...(record.ended ? { ended: true } : {}), ...(record.seq !== undefined ? { seq: record.seq } : {}) });
     }
     this.endedReplies.clear();
+    this.unnamedReplies.clear();
     this.rebuilt.clear();
     this.unsequenced.clear();
     this.deferredEnds = [];

@@ -13,7 +13,7 @@ export type ToolRun =
  * and which belong to another tab.
  */
 export class ToolBook {
-  /** Calls this client started answering (each runs once, #2195). */
+  /** Calls this client started answering: each runs at most once per chat, also after a clear (#2195; issue 21, 9). */
   readonly processed = new Set<string>();
   /** Outputs this client gave, shown at once (#728). */
   readonly results = new Map<string, unknown>();
@@ -52,9 +52,15 @@ export class ToolBook {
         runs.push({ kind: "execute", part, toolName, execute });
       } else if (callback) runs.push({ kind: "callback", part, toolName });
       else continue;
-      this.processed.add(id);
+      this.claim(id);
     }
     return runs;
+  }
+
+  /** Rule (a tool call runs once): a call this client ran never runs again, even if a read brings its message back after a clear; at most 500 are remembered. */
+  claim(toolCallId: string): void {
+    this.processed.add(toolCallId);
+    if (this.processed.size > 500) this.processed.delete(this.processed.values().next().value as string);
   }
 
   /** The calls the deprecated `experimental_automaticToolResolution` answers, in order. */
@@ -83,9 +89,9 @@ export class ToolBook {
     return changed ? ({ ...message, parts } as M) : message;
   }
 
-  /** Forgets calls no message holds any more (once the chat settled). */
+  /** Forgets outputs for calls no message holds any more (once the chat settled). */
   prune(messages: readonly UIMessage[]): void {
-    if (this.results.size === 0 && this.processed.size === 0) return;
+    if (this.results.size === 0) return;
     const present = new Set<string>();
     for (const message of messages) {
       for (const part of message.parts) {
@@ -94,12 +100,11 @@ export class ToolBook {
       }
     }
     for (const id of this.results.keys()) if (!present.has(id)) this.results.delete(id);
-    for (const id of this.processed) if (!present.has(id)) this.processed.delete(id);
   }
 
+  /** A clear forgets outputs and running calls; which calls ran is kept (see `claim`). */
   reset(): void {
     this.results.clear();
     this.running.clear();
-    this.processed.clear();
   }
 }

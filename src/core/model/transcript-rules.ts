@@ -99,15 +99,16 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
 export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
   const admission = m.base.admit(read, stored !== null);
   if (admission === "retry") m.io.read(read.always, read.attempt + 1);
-  const admitted = admission === "admit" ? stored : null;
-  const unconfirmed = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
-  if (unconfirmed?.size) m.remove((message) => unconfirmed.has(message.id));
+  let admitted = admission === "admit" ? stored : null;
+  const ended = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
+  if (ended?.unconfirmed.size) m.remove((message) => ended.unconfirmed.has(message.id));
   if (!admitted) return;
+  if (ended) admitted = admitted.filter((message) => !ended.cleared.has(message.id));
   m.base.hold(admitted);
   const shown = m.intents.shown(admitted, m.messages);
   let merged: M[];
   try {
-    merged = m.io.settings().mergeMessages([...m.messages], shown);
+    merged = m.io.settings().mergeMessages(withoutUnnamedReplies(m, shown), shown);
   } catch (error) {
     console.error("[agents-vue] mergeMessages threw; the on-screen transcript is kept.", error);
     return;
@@ -118,6 +119,23 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   }
   m.replace(merged);
   m.placement.reanchor(merged);
+}
+
+/**
+ * Rule (unnamed reply gives way, issue 22, 1): the screen a read merges with.
+ * Once the stored transcript carries an assistant message the screen lacks,
+ * ended replies that streamed without an id give way to it: it is their
+ * stored copy, under the server's id.
+ */
+function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: readonly M[]): M[] {
+  const onScreen = [...m.messages];
+  const unnamed = m.streams.unnamedReplies;
+  if (unnamed.size === 0) return onScreen;
+  const shown = new Set(onScreen.map((message) => message.id));
+  if (!stored.some((message) => message.role === "assistant" && !shown.has(message.id))) return onScreen;
+  const ended = new Set([...unnamed].filter((id) => m.placement.protectedId !== id));
+  for (const id of ended) unnamed.delete(id);
+  return onScreen.filter((message) => !ended.has(message.id));
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none. */
@@ -143,6 +161,10 @@ export function localClear<M extends UIMessage>(
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
   const interrupted = [...(m.busy ? m.local : []), ...running];
   const cleared = new Set(m.messages.map((message) => message.id));
+  // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back.
+  const activeTurn = m.io.transport.activeServerTurnId;
+  const interruptedReply = m.observed.message?.id ?? (activeTurn === null ? undefined : m.streams.get(activeTurn)?.replyId);
+  if (interruptedReply !== undefined) cleared.delete(interruptedReply);
   const dropped = resetTranscript(m);
   for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });

@@ -1,0 +1,244 @@
+/**
+ * Frame orderings a real server produces only with a proxy in between or at
+ * a precise moment (issues 21 and 22): an unanswered resume probe, a
+ * reconnect probe that finds nothing while `status` is `error`, a transcript
+ * frame that renames the message an approval continuation streams into, and a
+ * transcript frame that omits the history reply while an announced stream has
+ * carried nothing yet.
+ */
+import type { UIMessage } from "ai";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { useAgentChat } from "../../src";
+import { FakeSocket, textReply } from "../support/fake-socket";
+import { mountComposable } from "../support/mount";
+
+type Part = UIMessage["parts"][number];
+
+let cleanup: Array<() => void> = [];
+afterEach(() => {
+  for (const fn of cleanup.splice(0).toReversed()) fn();
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+function setup(options: Partial<Parameters<typeof useAgentChat>[0]> = {}) {
+  const socket = new FakeSocket();
+  const mounted = mountComposable(() => useAgentChat({ agent: socket, initialMessages: [], throttle: false, ...options }));
+  cleanup.push(mounted.unmount);
+  return { socket, chat: mounted.result };
+}
+
+const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_request");
+const requests = (socket: FakeSocket) => socket.sentOf("cf_agent_use_chat_request");
+const acks = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_ack");
+const ids = (messages: readonly UIMessage[]) => messages.map((message) => message.id);
+const text = (message: UIMessage | undefined) =>
+  (message?.parts ?? []).map((part) => (part.type === "text" ? part.text : "")).join("");
+const user = (id: string, body = id): UIMessage => ({ id, role: "user", parts: [{ type: "text", text: body }] });
+const tool = (name: string, toolCallId: string, state: string, extra: Record<string, unknown> = {}) =>
+  ({ type: `tool-${name}`, toolCallId, state, input: { q: toolCallId }, ...extra }) as unknown as Part;
+const assistant = (id: string, ...parts: Part[]): UIMessage => ({ id, role: "assistant", parts: [{ type: "step-start" }, ...parts] });
+
+async function openIdle(socket: FakeSocket) {
+  socket.open();
+  await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+  socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+}
+
+/** Sends a message and starts its reply (`a1`); returns the request id. */
+async function sendAndStart(socket: FakeSocket, chat: ReturnType<typeof setup>["chat"]): Promise<string> {
+  void chat.sendMessage({ text: "q" });
+  await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+  const id = String(requests(socket)[0]!.id);
+  socket.chunk(id, { type: "start", messageId: "a1" });
+  return id;
+}
+
+/** Answers a request with a short text reply. */
+function answer(socket: FakeSocket, id: string, messageId: string, words: string[]) {
+  for (const chunk of textReply(messageId, words)) socket.chunk(id, chunk);
+  socket.done(id, { outcome: "completed" });
+}
+
+describe("a pending resume probe does not hold sends (issue 21, 4)", () => {
+  it("the first send goes out at once while the mount probe is unanswered, and streams", async () => {
+    const { socket, chat } = setup();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    void chat.sendMessage({ text: "right away" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    expect(chat.queuedMessages.value).toEqual([]);
+    answer(socket, String(requests(socket)[0]!.id), "a1", ["at ", "once"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map(text)).toEqual(["right away", "at once"]);
+    // The probe's late answer changes nothing.
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value.map(text)).toEqual(["right away", "at once"]);
+    expect(chat.status.value).toBe("ready");
+  });
+
+  it("a send after a reconnect goes out at once while the re-probe is unanswered", async () => {
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    void chat.sendMessage({ text: "after the drop" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    answer(socket, String(requests(socket)[0]!.id), "a1", ["fine"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map(text)).toEqual(["after the drop", "fine"]);
+  });
+});
+
+describe("a reconnect that finds nothing keeps the error (issue 21, 5)", () => {
+  it("status error, a reconnect, its probe answered idle: status and error stay until cleared", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    const id = await sendAndStart(socket, chat);
+    socket.push({ type: "cf_agent_use_chat_response", id, body: "model exploded", done: true, error: true });
+    await vi.waitFor(() => expect(chat.status.value).toBe("error"));
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.status.value).toBe("error");
+    expect(chat.error.value?.message).toBe("model exploded");
+    chat.clearError();
+    expect(chat.status.value).toBe("ready");
+    expect(chat.error.value).toBeUndefined();
+  });
+
+  it("a probe that does find a stream still replaces the error with that stream's status", async () => {
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    const id = await sendAndStart(socket, chat);
+    socket.drop();
+    await vi.waitFor(() => expect(chat.status.value).toBe("error"));
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
+    for (const [seq, chunk] of textReply("a1", ["back"]).entries()) socket.chunk(id, chunk, { replay: seq < 1, seq });
+    socket.done(id);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.error.value).toBeUndefined();
+    expect(text(chat.messages.value[1])).toBe("back");
+  });
+});
+
+describe("a continuation's reply takes the server's id as soon as a frame renames it (issue 21, 6)", () => {
+  /** How the continuation reaches the client: through its launch probe, or announced before the launch probed. */
+  const announcements: Array<[path: string, announce: (socket: FakeSocket) => Promise<void>]> = [
+    [
+      "announced before the probe (observed)",
+      async (socket) => {
+        socket.push({ type: "cf_agent_stream_resuming", id: "k1" });
+        socket.push({ type: "cf_agent_use_chat_response", id: "k1", body: "", done: false, replay: true, replayComplete: true, continuation: true });
+      }
+    ],
+    [
+      "attached through the probe",
+      async (socket) => {
+        await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+        socket.push({ type: "cf_agent_stream_resuming", id: "k1", probeId: probes(socket)[1]!.probeId });
+      }
+    ]
+  ];
+  for (const [path, announce] of announcements) {
+    it(`after an approval, a transcript frame mid-continuation renames the message; every later write keeps the server's id (${path})`, async () => {
+      const approved = () => [
+        user("u1", "do it"),
+        assistant("a1", tool("dangerousAction", "c1", "approval-requested", { approval: { id: "ap1" } }))
+      ];
+      const { socket, chat } = setup({ initialMessages: approved() });
+      await openIdle(socket);
+      await chat.addToolApprovalResponse({ id: "ap1", approved: true });
+      await announce(socket);
+      const chunk = (body: Record<string, unknown>, seq: number) => socket.chunk("k1", body, { continuation: true, seq });
+      chunk({ type: "start" }, 0);
+      chunk({ type: "start-step" }, 1);
+      chunk({ type: "text-start", id: "t" }, 2);
+      chunk({ type: "text-delta", id: "t", delta: "one " }, 3);
+      await vi.waitFor(() => expect(text(chat.messages.value[1])).toBe("one "));
+      expect(ids(chat.messages.value)).toEqual(["u1", "a1"]);
+      socket.push({
+        type: "cf_agent_chat_messages",
+        messages: [
+          user("u1", "do it"),
+          assistant("server-a1", tool("dangerousAction", "c1", "approval-responded", { approval: { id: "ap1", approved: true } }))
+        ]
+      });
+      const seen: string[][] = [];
+      for (const [seq, delta] of [[4, "two "], [5, "three"]] as const) {
+        chunk({ type: "text-delta", id: "t", delta }, seq);
+        await vi.waitFor(() => expect(text(chat.messages.value[1]).endsWith(delta)).toBe(true));
+        seen.push(ids(chat.messages.value));
+      }
+      chunk({ type: "text-end", id: "t" }, 6);
+      chunk({ type: "finish" }, 7);
+      socket.done("k1", { continuation: true });
+      await vi.waitFor(() => expect(chat.isStreaming.value).toBe(false));
+      await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+      seen.push(ids(chat.messages.value));
+      expect(seen).toEqual([
+        ["u1", "server-a1"],
+        ["u1", "server-a1"],
+        ["u1", "server-a1"]
+      ]);
+      expect(text(chat.messages.value[1])).toBe("one two three");
+    });
+  }
+});
+
+describe("a transcript frame is newer than the history read, even while an announced stream is silent (issue 22, 4)", () => {
+  it("a frame that omits the last history reply removes it while an ACKed stream has carried nothing; the stream then brings its own message", async () => {
+    const { socket, chat } = setup({ initialMessages: [user("u1", "q"), assistant("a0", { type: "text", text: "old" } as Part)] });
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resuming", id: "r1", probeId: probes(socket)[0]!.probeId });
+    expect(acks(socket)).toHaveLength(1);
+    socket.push({ type: "cf_agent_chat_messages", messages: [user("u1", "q")] });
+    expect(ids(chat.messages.value)).toEqual(["u1"]);
+    for (const [seq, chunk] of textReply("a1", ["new ", "reply"]).entries()) socket.chunk("r1", chunk, { seq });
+    socket.done("r1");
+    await vi.waitFor(() => expect(text(chat.messages.value[1])).toBe("new reply"));
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(ids(chat.messages.value)).toEqual(["u1", "a1"]);
+  });
+});
+
+const waitingForAnswer = () => [user("u1", "ask me"), assistant("a1", tool("askUser", "c1", "input-available"))];
+const cancels = (socket: FakeSocket) => socket.sentOf("cf_agent_chat_request_cancel");
+
+describe("a stop lands on the continuation whenever the probe's answer arrives (issue 22, 3)", () => {
+
+  for (const pendingFirst of [false, true]) {
+    it(`stop() after the continuation probe, its answer ${pendingFirst ? "(pending, then the offer)" : "(the offer)"} arriving after the stop: one cancel, no ACK, no second assistant message`, async () => {
+      const { socket, chat } = setup({ initialMessages: waitingForAnswer() });
+      await openIdle(socket);
+      chat.addToolOutput({ toolCallId: "c1", output: "yes" });
+      await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+      const launchProbe = probes(socket)[1]!.probeId;
+      await chat.stop();
+      expect(chat.isToolContinuation.value).toBe(false);
+      // The answers to the launch probe were already on the wire.
+      if (pendingFirst) socket.push({ type: "cf_agent_stream_pending", probeId: launchProbe });
+      socket.push({ type: "cf_agent_stream_resuming", id: "k1", probeId: launchProbe });
+      for (const probe of probes(socket).slice(2)) socket.push({ type: "cf_agent_stream_resuming", id: "k1", probeId: probe.probeId });
+      // The server broadcasts the continuation's chunks until it takes the cancel.
+      socket.chunk("k1", { type: "start" }, { continuation: true, seq: 0 });
+      socket.chunk("k1", { type: "text-start", id: "t" }, { continuation: true, seq: 1 });
+      socket.chunk("k1", { type: "text-delta", id: "t", delta: "late" }, { continuation: true, seq: 2 });
+      socket.done("k1", { continuation: true, outcome: "aborted" });
+      await vi.waitFor(() => expect(cancels(socket)).toEqual([{ type: "cf_agent_chat_request_cancel", id: "k1" }]));
+      expect(acks(socket)).toEqual([]);
+      await vi.waitFor(() => expect(chat.isStreaming.value).toBe(false));
+      expect(chat.status.value).toBe("ready");
+      expect(ids(chat.messages.value)).toEqual(["u1", "a1"]);
+      expect(chat.messages.value.filter((message) => message.role === "assistant")).toHaveLength(1);
+    });
+  }
+});
