@@ -311,6 +311,8 @@ describe("orderTranscript: installing", () => {
       expect(a.frames.at(-1)).toMatchObject({ snapshot: "s1", version: 0 });
     }
     // @ts-expect-error a class that is not an agent is refused (typecheck)
-    expect(() => withOrderedTranscript(class NotAnAgent {})).not.toThrow();
+    expect(() => withOrderedTranscript(class NotAnAgent {
+      label = "no broadcast, no messages";
+    })).not.toThrow();
   });
 });
