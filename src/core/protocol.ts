@@ -1,4 +1,5 @@
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import { SNAPSHOT_REQUEST } from "../server/ordered-wire";
 
 // Frame types come from agents/chat: a Vite build importing it bundles only agents' protocol chunk, no server module.
 /** The frame types the session shell sends or reads by name; the rules use `CHAT_MESSAGE_TYPES`. */
@@ -7,7 +8,7 @@ export const Wire = {
   streamResumeAck: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK,
   streamResumeRequest: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST,
   /** agents-vue's ordered server half (`agents-vue/server`): asks for the transcript with its version. */
-  snapshotRequest: "agents_vue_snapshot_request"
+  snapshotRequest: SNAPSHOT_REQUEST
 } as const;
 
 /**

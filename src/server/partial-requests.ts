@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import { installingMixin, type HostClass } from "./mixin";
 import { rebuild } from "./rebuild";
 
 const CHAT_REQUEST = CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST;
@@ -68,15 +69,6 @@ export function acceptPartialRequests(agent: PartialRequestHost): void {
  * export class ChatAgent extends withPartialRequests(AIChatAgent)<Env> { ... }
  * ```
  */
-export function withPartialRequests<T extends abstract new (...args: never[]) => PartialRequestHost>(Base: T): T {
-  // oxlint-disable-next-line typescript/no-explicit-any -- TypeScript requires any[] for a mixin constructor
-  type Open = abstract new (...args: any[]) => PartialRequestHost;
-  abstract class PartialRequests extends (Base as unknown as Open) {
-    // oxlint-disable-next-line typescript/no-explicit-any -- see above
-    constructor(...args: any[]) {
-      super(...args);
-      acceptPartialRequests(this);
-    }
-  }
-  return PartialRequests as unknown as T;
+export function withPartialRequests<T extends HostClass<object>>(Base: T & HostClass<PartialRequestHost>): T {
+  return installingMixin(Base, acceptPartialRequests);
 }

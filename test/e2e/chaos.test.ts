@@ -24,7 +24,7 @@ import {
   type Rng
 } from "../support/chaos";
 import { openChat, type Chat } from "../support/chat";
-import { CHAT_AGENT, agentHost, agentUrl, post, readLog, textOf, uniqueName } from "../support/e2e";
+import { CHAT_AGENT, CHAT_AGENT_PATH, agentHost, agentUrl, post, readLog, textOf, uniqueName } from "../support/e2e";
 
 let settings: ChaosSettings;
 beforeAll(async () => {
@@ -38,7 +38,7 @@ const random = (scenario: string): Rng => rng(scenarioSeed(settings.seed, scenar
 
 /** The server's transcript, as a client's first read gets it. */
 async function serverMessages(name: string, origin?: string): Promise<UIMessage[]> {
-  const base = origin ? `${origin}/agents/scripted-chat-agent/${encodeURIComponent(name)}` : agentUrl(name);
+  const base = origin ? `${origin}/agents/${CHAT_AGENT_PATH}/${encodeURIComponent(name)}` : agentUrl(name);
   const response = await fetch(`${base}/get-messages`);
   if (!response.ok) throw new Error(`get-messages: HTTP ${response.status}`);
   return (await response.json()) as UIMessage[];

@@ -2,7 +2,7 @@ import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { expectedText } from "../fixtures/worker/src/script";
 import { openChat, whenOpen, whenSettled } from "../support/chat";
-import { post, readLog, shape, stored, textOf, uniqueName } from "../support/e2e";
+import { CHAT_AGENT_PATH, post, readLog, shape, stored, textOf, uniqueName } from "../support/e2e";
 
 describe("turns this tab did not start", () => {
   it("a server-initiated turn (saveMessages) renders live as an observed turn", async () => {
@@ -53,7 +53,7 @@ describe("custom transcript loaders", () => {
     expect(chat.messages.value.map(textOf)).toEqual(["from my loader"]);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.name).toBe(name);
-    expect(calls[0]!.url).toMatch(new RegExp(`/agents/scripted-chat-agent/${name}$`));
+    expect(calls[0]!.url).toMatch(new RegExp(`/agents/${CHAT_AGENT_PATH}/${name}$`));
     expect((await readLog(name)).filter((entry) => entry.kind === "get-messages")).toHaveLength(0);
     unmount();
   });

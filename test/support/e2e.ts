@@ -12,8 +12,12 @@ export function uniqueName(prefix = "t"): string {
   return `${prefix}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 7)}`;
 }
 
-export const CHAT_AGENT = "ScriptedChatAgent";
-const kebab = (agent: string) => agent.replace(/[A-Z]/g, (c, i) => (i ? "-" : "") + c.toLowerCase());
+/** The chat agent class of this run: `ScriptedChatAgent`, or `OrderedChatAgent` with `E2E_CHAT_AGENT`. */
+export const CHAT_AGENT = inject("chatAgent");
+/** An agent class as its URL names it: `ScriptedChatAgent` → `scripted-chat-agent`. */
+export const kebab = (agent: string) => agent.replace(/[A-Z]/g, (c, i) => (i ? "-" : "") + c.toLowerCase());
+/** {@link CHAT_AGENT} as its URL names it. */
+export const CHAT_AGENT_PATH = kebab(CHAT_AGENT);
 
 /** The HTTP base of one agent instance. */
 export function agentUrl(name: string, agent = CHAT_AGENT): string {

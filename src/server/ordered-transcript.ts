@@ -1,0 +1,273 @@
+import type { UIMessage } from "ai";
+import { installingMixin, type HostClass } from "./mixin";
+import {
+  CHAT_CLEAR,
+  CHAT_MESSAGES,
+  MESSAGE_UPDATED,
+  SNAPSHOT_REQUEST,
+  type VersionedMessagesFrame
+} from "./ordered-wire";
+
+type SqlValue = string | number | boolean | null;
+
+/** A socket, as an agent's hooks and `getConnection` hand it out. */
+export interface OrderedConnection {
+  readonly id: string;
+  send(message: string): void;
+}
+
+/** What ordering needs from an agent; an `AIChatAgent` has all of it. */
+export interface OrderedTranscriptHost {
+  /** The stored transcript (`AIChatAgent#messages`, mirrored from storage). */
+  messages: UIMessage[];
+  /** The Durable Object's SQLite (`Agent#sql`), where the version is kept. */
+  sql<T = Record<string, SqlValue>>(strings: TemplateStringsArray, ...values: SqlValue[]): T[];
+  /** `Agent#broadcast`: every transcript frame of the agent goes out through it. */
+  broadcast(message: string | ArrayBuffer | ArrayBufferView, without?: string[]): void;
+  /** `Agent#getConnection`, to reach the sockets a broadcast leaves out. */
+  getConnection(id: string): OrderedConnection | undefined;
+  /** The connect hook (`Agent#onConnect`, wrapped by the agent's constructors). */
+  onConnect(connection: never, ctx: never): unknown;
+  /** The WebSocket message handler (`Agent#onMessage`, wrapped likewise). */
+  onMessage(connection: never, message: never): unknown;
+}
+
+// ── Internals of agents 0.32.0 and @cloudflare/ai-chat 0.12.2 ───────────────
+// Each dependency on something not documented sits here, once.
+
+/**
+ * agents 0.32.0: `Agent#_cf_requestTargetsSubAgent(request)` and
+ * `Agent#_cf_connectionTargetsSubAgent(connection)` (protected) tell a socket
+ * that belongs to a sub-agent (facet) apart; `AIChatAgent` checks them before
+ * speaking the chat protocol, and so does ordering, so a facet's sockets get
+ * their transcript from the facet. Absent methods mean no sub-agents.
+ */
+interface SubAgentRouting {
+  _cf_requestTargetsSubAgent?(request: unknown): boolean;
+  _cf_connectionTargetsSubAgent?(connection: unknown): boolean;
+}
+
+function connectTargetsSubAgent(agent: object, ctx: unknown): boolean {
+  const routing = agent as SubAgentRouting;
+  const request = (ctx as { request?: unknown } | undefined)?.request;
+  return typeof routing._cf_requestTargetsSubAgent === "function" && request !== undefined
+    ? routing._cf_requestTargetsSubAgent(request) === true
+    : false;
+}
+
+function connectionTargetsSubAgent(agent: object, connection: unknown): boolean {
+  const routing = agent as SubAgentRouting;
+  return typeof routing._cf_connectionTargetsSubAgent === "function"
+    ? routing._cf_connectionTargetsSubAgent(connection) === true
+    : false;
+}
+
+// @cloudflare/ai-chat 0.12.2 sends every transcript frame (`persistMessages`,
+// the echo of a chat request, clear, tool results and approvals) through
+// `this.broadcast(JSON.stringify(frame), without)` from `_broadcastChatMessage`,
+// where `without` holds the sockets it leaves out (the sender, and sockets
+// waiting to ACK a resume: `_pendingResumeConnections`). Ordering wraps the
+// public `broadcast`, so it reads that list without touching the private one.
+// The one transcript frame sent another way is the rollback of a submit
+// dropped by `messageConcurrency: "drop"` (`_rollbackDroppedSubmit`, a direct
+// `connection.send` to the sender): it goes out without a version.
+
+// ── The version ─────────────────────────────────────────────────────────────
+
+/** Marks a statement run for its effect (`Agent#sql` runs when the tag is applied). */
+const effect = (_rows: unknown[]): void => {};
+
+/** The version row, in the agent's own SQLite; one row, id 0. */
+class StoredVersion {
+  private current: number;
+
+  constructor(private readonly agent: OrderedTranscriptHost) {
+    effect(agent.sql`create table if not exists agents_vue_transcript_version (
+      id integer primary key,
+      version integer not null
+    )`);
+    const [row] = agent.sql<{ version: number }>`select version from agents_vue_transcript_version where id = 0`;
+    this.current = row && Number.isSafeInteger(row.version) && row.version > 0 ? row.version : 0;
+  }
+
+  get value(): number {
+    return this.current;
+  }
+
+  /**
+   * One more, written before any frame carries it: the Durable Object's
+   * output gate holds the frame until the write is durable, so no client
+   * sees a version that a restart could hand out again.
+   */
+  advance(): number {
+    this.current += 1;
+    try {
+      effect(this.agent.sql`insert into agents_vue_transcript_version (id, version) values (0, ${this.current})
+        on conflict(id) do update set version = excluded.version`);
+    } catch (error) {
+      console.error("[agents-vue] orderTranscript: could not store the transcript version", error);
+    }
+    return this.current;
+  }
+}
+
+// ── Frames ──────────────────────────────────────────────────────────────────
+
+type TranscriptFrame =
+  | { type: typeof CHAT_MESSAGES; messages: UIMessage[]; [field: string]: unknown }
+  | { type: typeof MESSAGE_UPDATED; message: UIMessage; [field: string]: unknown }
+  | { type: typeof CHAT_CLEAR; [field: string]: unknown };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The transcript frame a broadcast carries, or undefined for every other message. */
+function transcriptFrameOf(message: unknown): TranscriptFrame | undefined {
+  // Stream chunks (the bulk of broadcasts) name neither type, so most
+  // messages are never parsed.
+  if (typeof message !== "string") return undefined;
+  if (!message.includes(`"${CHAT_MESSAGES}"`) && !message.includes(`"${MESSAGE_UPDATED}"`) && !message.includes(`"${CHAT_CLEAR}"`)) {
+    return undefined;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(data)) return undefined;
+  if (data.type === CHAT_MESSAGES && Array.isArray(data.messages)) return data as TranscriptFrame;
+  if (data.type === MESSAGE_UPDATED && isRecord(data.message)) return data as TranscriptFrame;
+  if (data.type === CHAT_CLEAR) return data as TranscriptFrame;
+  return undefined;
+}
+
+/** `raw` with `version` added; spliced in, so a large transcript is not encoded twice. */
+function stamp(raw: string, frame: TranscriptFrame, version: number): string {
+  if (!("version" in frame) && raw.endsWith("}")) return `${raw.slice(0, -1)},"version":${version}}`;
+  return JSON.stringify({ ...frame, version });
+}
+
+/** The transcript after `updated` replaces its namesake, as a client applies the update. */
+function withUpdate(messages: readonly UIMessage[], updated: UIMessage): UIMessage[] {
+  return messages.map((message) => (message.id === updated.id ? updated : message));
+}
+
+function messagesFrame(messages: UIMessage[], version: number, extra?: { connect: true } | { snapshot: string }): string {
+  const frame: VersionedMessagesFrame<UIMessage> = { type: CHAT_MESSAGES, messages, version, ...extra };
+  return JSON.stringify(frame);
+}
+
+/** The id of a snapshot request, `null` for one without a usable id, undefined for other messages. */
+function snapshotRequestOf(message: unknown): string | null | undefined {
+  if (typeof message !== "string" || !message.includes(SNAPSHOT_REQUEST)) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(data) || data.type !== SNAPSHOT_REQUEST) return undefined;
+  return typeof data.id === "string" ? data.id : null;
+}
+
+function sendTo(connection: OrderedConnection | undefined, frame: string): void {
+  try {
+    connection?.send(frame);
+  } catch {
+    // The socket closed before the frame went out; it reads the transcript when it reconnects.
+  }
+}
+
+// ── The server half ─────────────────────────────────────────────────────────
+
+const ordered = new WeakSet<object>();
+
+/**
+ * Makes an `AIChatAgent` speak exact sync: its stored transcript gets a
+ * version that goes up by one with every change (kept in the agent's
+ * SQLite, so it survives eviction and restarts), every transcript frame
+ * carries the version it brings the socket to, the sockets a broadcast
+ * leaves out (the sender, sockets waiting to ACK a resume) get the full
+ * transcript at that version instead, each new socket first gets the
+ * stored transcript with its version (`connect: true`), and a
+ * `agents_vue_snapshot_request` is answered at once with the transcript
+ * and version read together. Call it in the constructor, after `super()`:
+ *
+ * ```ts
+ * export class ChatAgent extends AIChatAgent<Env> {
+ *   constructor(ctx: DurableObjectState, env: Env) {
+ *     super(ctx, env);
+ *     orderTranscript(this);
+ *   }
+ * }
+ * ```
+ *
+ * Clients that do not know versions see upstream's frames with extra
+ * fields, which they ignore.
+ */
+export function orderTranscript(agent: OrderedTranscriptHost): void {
+  if (ordered.has(agent)) {
+    console.warn("[agents-vue] orderTranscript: this agent is already ordered; the second call is ignored");
+    return;
+  }
+  ordered.add(agent);
+  const version = new StoredVersion(agent);
+
+  const broadcast = agent.broadcast.bind(agent);
+  agent.broadcast = (message, without) => {
+    const frame = transcriptFrameOf(message);
+    if (!frame) {
+      broadcast(message, without);
+      return;
+    }
+    // Read before the frame goes out: a message update is applied to the
+    // transcript as it stands now.
+    const stored = agent.messages;
+    const next = version.advance();
+    const stamped = stamp(message as string, frame, next);
+    broadcast(stamped, without);
+    if (!without || without.length === 0) return;
+    // The sockets left out get the whole transcript at this version, never a
+    // partial frame they might not be able to apply.
+    const catchUp =
+      frame.type === CHAT_MESSAGES
+        ? stamped
+        : messagesFrame(frame.type === CHAT_CLEAR ? [] : withUpdate(stored, frame.message as UIMessage), next);
+    for (const id of new Set(without)) sendTo(agent.getConnection(id), catchUp);
+  };
+
+  const onConnect = agent.onConnect.bind(agent) as (connection: unknown, ctx: unknown) => unknown;
+  agent.onConnect = ((connection: OrderedConnection, ctx: unknown) => {
+    // First, before the resume offer: the client's base, in one step with its version.
+    if (!connectTargetsSubAgent(agent, ctx)) {
+      sendTo(connection, messagesFrame(agent.messages, version.value, { connect: true }));
+    }
+    return onConnect(connection, ctx);
+  }) as OrderedTranscriptHost["onConnect"];
+
+  const onMessage = agent.onMessage.bind(agent) as (connection: unknown, message: unknown) => unknown;
+  agent.onMessage = ((connection: OrderedConnection, message: unknown) => {
+    const id = snapshotRequestOf(message);
+    if (id === undefined || connectionTargetsSubAgent(agent, connection)) return onMessage(connection, message);
+    if (id === null) {
+      console.warn(`[agents-vue] ${SNAPSHOT_REQUEST} without a string id; answering it with snapshot: ""`);
+    }
+    // Transcript and version in one synchronous step: no broadcast can fall between.
+    sendTo(connection, messagesFrame(agent.messages, version.value, { snapshot: id ?? "" }));
+    return undefined;
+  }) as OrderedTranscriptHost["onMessage"];
+}
+
+/**
+ * A class mixin form of {@link orderTranscript}, composable with
+ * `withPartialRequests`:
+ *
+ * ```ts
+ * export class ChatAgent extends withOrderedTranscript(AIChatAgent)<Env> { ... }
+ * ```
+ */
+export function withOrderedTranscript<T extends HostClass<object>>(Base: T & HostClass<OrderedTranscriptHost>): T {
+  return installingMixin(Base, orderTranscript);
+}
