@@ -7,7 +7,7 @@ import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
-import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed } from "./model/resume-rules";
+import { onPending, onRecovering, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
 import { Wire } from "./protocol";
 import { requestBody, toUserMessage } from "./requests";
@@ -102,8 +102,7 @@ export class ChatSession<M extends UIMessage> {
       disposed: () => this.disposed
     });
     cells.serverStreaming.value = cells.recovering.value = cells.toolContinuation.value = false;
-    cells.runningToolCalls.value = new Set();
-    cells.queued.value = [];
+    [cells.runningToolCalls.value, cells.queued.value] = [new Set(), []];
     this.reads = new TranscriptReads(config, this.model, this.state, () => this.disposed);
     this.openedBeforeChat = this.bridge.isOpen;
     if (this.openedBeforeChat) this.onSocketOpen();
@@ -149,20 +148,15 @@ export class ChatSession<M extends UIMessage> {
 
   private onSocketOpen(): void {
     if (this.disposed) return;
-    const { link, probes } = this.model;
-    link.open = true;
-    if (!link.everOpened) {
-      link.everOpened = true;
+    const edge = socketOpened(this.model);
+    if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this
       // socket; one that ended before it opened is already stored.
       if (this.settings.resume) void this.resumeStream().catch(() => {});
       this.reads.firstOpen(this.openedBeforeChat);
-    } else if (link.sawClose) {
-      link.sawClose = false;
-      probes.reconnect = true;
+    } else if (edge) {
       this.tryReconnectProbe();
-      // A server that pushes its transcript on connect sends it on this socket too.
-      if (!this.model.base.pushes) this.reads.reread(false);
+      if (edge === "reconnect-and-read") this.reads.reread(false);
     }
     this.scheduleReconcile();
   }
@@ -208,9 +202,7 @@ export class ChatSession<M extends UIMessage> {
       case "clear":
         return this.settleDropped(receivedClear(m, frame.version));
       case "recovering":
-        this.config.cells.recovering.value = m.probes.recovering = frame.recovering;
-        if (!frame.recovering) m.streams.recoveringTurn = null;
-        return this.scheduleReconcile();
+        return onRecovering(m, frame.recovering);
       case "messages":
         return this.reads.frame(frame, applySnapshot(m, frame.messages, frame.connect, frame.version));
       case "message-updated":

@@ -31,6 +31,8 @@ export class TranscriptBase {
    * reads) stand in for it.
    */
   version: number | null = null;
+  /** Exact sync: the transcript at `version`, as the server stored it. */
+  messages: Array<{ id: string }> = [];
   /** The server sends its transcript when a socket connects (the ordered server half, Think): reconnects need no read. */
   pushes = false;
   /** The first load: waiting for the socket's first chat frame, the read that is out, or done. */

@@ -4,6 +4,7 @@ import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
 import type { ReadBack } from "./streams";
+import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
 const isObservedContinuation = (c: Continuation, id: string) => c.kind === "observed" && c.requestId === id;
@@ -76,6 +77,7 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   }
   m.io.transport.handleServerTurnCompleted(id);
   m.placement.release(record.replyId);
+  showBase(m, record.replyId);
   m.local.delete(id);
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
 }

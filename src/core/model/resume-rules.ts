@@ -87,6 +87,32 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
 }
 
 /**
+ * A socket opened: the chat's first open, a reconnect after a close (a
+ * server that pushes its transcript on connect sends it on this socket, so
+ * only others are read), or neither (an open the chat saw already).
+ */
+export function socketOpened<M extends UIMessage>(m: ChatModel<M>): "first" | "reconnect" | "reconnect-and-read" | undefined {
+  const link = m.link;
+  link.open = true;
+  if (!link.everOpened) {
+    link.everOpened = true;
+    return "first";
+  }
+  if (!link.sawClose) return undefined;
+  link.sawClose = false;
+  m.probes.reconnect = true;
+  return m.base.pushes ? "reconnect" : "reconnect-and-read";
+}
+
+/** `cf_agent_chat_recovering` (#1620): the server recovers an interrupted turn, or is done with it. */
+export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: boolean): void {
+  m.probes.recovering = recovering;
+  m.io.flags({ recovering });
+  if (!recovering) m.streams.recoveringTurn = null;
+  m.io.reconcile();
+}
+
+/**
  * A socket that had opened closed. The transport ends every local stream and
  * no done frame will reach them; the turn the transport followed may still
  * run, so client tools wait for it (#2195). Without `resume`, the next open

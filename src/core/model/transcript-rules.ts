@@ -15,6 +15,7 @@ import { toolCallIdsOf } from "./placement";
  */
 export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean, version?: number): boolean {
   if (!m.base.admitVersion(version)) return false;
+  if (version !== undefined) m.base.messages = received;
   // Rule (connect-time transcript): a server that sends its transcript as a
   // socket connects answers the first load with it; reconnects read nothing.
   const answersFirstLoad = connect && m.base.firstLoad !== "done";
@@ -48,6 +49,7 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
       index = messages.findIndex((message) => toolCallIdsOf(message).some((id) => toolCallIds.has(id)));
     }
   }
+  if (version !== undefined) m.base.messages = m.base.messages.map((message) => (message.id === updated.id ? updated : message));
   if (index < 0) return;
   const localId = (messages[index] as M).id;
   m.base.hold([{ id: localId }, updated]);
@@ -68,12 +70,30 @@ export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<Que
 }
 
 /**
+ * Rule (the base wins when a live reply ends, exact sync): a transcript
+ * frame that came while this client's reply streamed kept the live copy over
+ * the stored one; once the reply ends, the stored transcript shows, if it
+ * holds that reply (after a stop it is longer than the copy here). Own sends
+ * it does not carry yet stay after it.
+ */
+export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string | undefined): void {
+  const stored = m.base.messages as M[];
+  if (!m.base.exact || replyId === undefined || !stored.some((message) => message.id === replyId)) return;
+  const current = m.messages;
+  const next = m.observed.overFrame(m.placement.keepLiveReply(stored, current));
+  const present = new Set(next.map((message) => message.id));
+  const unconfirmed = current.filter((message) => m.intents.unechoed.has(message.id) && !present.has(message.id));
+  m.replace(unconfirmed.length > 0 ? [...next, ...unconfirmed] : next);
+}
+
+/**
  * Rule (received clear): another client cleared; the server sends the clear
  * once done with it, so a read now sees its final transcript (an ordered
  * server's clear carries its version instead, and needs no read).
  */
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!m.base.admitVersion(version)) return [];
+  m.base.messages = [];
   m.dropObserved(false);
   m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
