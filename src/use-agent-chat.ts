@@ -30,6 +30,7 @@ import {
   type TranscriptReader,
   warnDeprecated
 } from "./core/session";
+import { isDevelopment } from "./core/diagnostics";
 import { type AITool, hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
@@ -268,19 +269,19 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   if (!options.client && options.agent === undefined) {
     throw new Error("[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection).");
   }
-  if (options.toolsRequiringConfirmation) {
+  if (isDevelopment && options.toolsRequiringConfirmation) {
     warnDeprecated(
       "toolsRequiringConfirmation",
       "the 'toolsRequiringConfirmation' option; use needsApproval on server-side tools."
     );
   }
-  if (options.experimental_automaticToolResolution) {
+  if (isDevelopment && options.experimental_automaticToolResolution) {
     warnDeprecated(
       "experimental_automaticToolResolution",
       "the 'experimental_automaticToolResolution' option; give tools an execute function or use onToolCall."
     );
   }
-  if (options.autoSendAfterAllConfirmationsResolved !== undefined) {
+  if (isDevelopment && options.autoSendAfterAllConfirmationsResolved !== undefined) {
     warnDeprecated(
       "autoSendAfterAllConfirmationsResolved",
       "the 'autoSendAfterAllConfirmationsResolved' option; use sendAutomaticallyWhen from the AI SDK."
@@ -517,7 +518,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const clearHistory = () => current().clearHistory();
   const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);
   const addToolResult = (args: { tool?: string; toolCallId: string; output?: unknown }) => {
-    warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
+    if (isDevelopment) warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
     current().tools.addToolResult(args);
   };
   const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>

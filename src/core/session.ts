@@ -15,7 +15,7 @@ import { readSafely } from "./load";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
-import { callUser, limitedWarner } from "./diagnostics";
+import { callUser, isDevelopment, limitedWarner } from "./diagnostics";
 
 export type * from "./settings";
 export { warnDeprecated } from "./diagnostics";
@@ -417,7 +417,7 @@ export class ChatSession<M extends UIMessage> {
   setMessages(next: M[] | ((current: M[]) => M[])): void {
     const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
     if (Array.isArray(resolved)) localReplace(this.model, resolved, this.settings.syncMessagesToServer);
-    else console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+    else if (isDevelopment) console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */

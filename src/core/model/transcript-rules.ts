@@ -1,4 +1,5 @@
 import type { UIMessage } from "ai";
+import { isDevelopment } from "../diagnostics";
 import { Wire } from "../protocol";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
@@ -96,7 +97,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
     return;
   }
   if (!Array.isArray(merged)) {
-    console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
+    if (isDevelopment) console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
     return;
   }
   m.replace(merged);
