@@ -198,6 +198,12 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   isServerStreaming: ComputedRef<boolean>;
   /** `status === "streaming"` or `isServerStreaming`. */
   isStreaming: ComputedRef<boolean>;
+  /**
+   * The status to bind in a chat UI (`UChatMessages`, `UChatPromptSubmit`, AI Elements):
+   * `status` while this tab has a request out, else `streaming` while `isServerStreaming`
+   * (another tab's turn, or one the server started), else `status`.
+   */
+  displayStatus: ComputedRef<ChatStatus>;
   /** The server is recovering an interrupted turn. */
   isRecovering: Readonly<ShallowRef<boolean>>;
   /** The current activity is the server continuing after a tool output or approval. */
@@ -506,6 +512,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
       hasPendingClientToolCalls(cells.messages.value, cells.runningToolCalls.value, tools(), requiringConfirmation())
   );
   const isStreaming = computed(() => cells.status.value === "streaming" || isServerStreaming.value);
+  // This tab's own request wins; a submitted one must not read as streaming.
+  const displayStatus = computed<ChatStatus>(() =>
+    isServerStreaming.value && cells.status.value !== "submitted" ? "streaming" : cells.status.value
+  );
   const id = computed(() => session.value?.chat.id ?? "");
 
   const sendMessage: AbstractChat<M>["sendMessage"] = (message, requestOptions) =>
@@ -571,6 +581,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     addToolApprovalResponse,
     isServerStreaming,
     isStreaming,
+    displayStatus,
     isRecovering: shallowReadonly(cells.recovering),
     isToolContinuation: shallowReadonly(cells.toolContinuation),
     connectionError: shallowReadonly(cells.connectionError),
