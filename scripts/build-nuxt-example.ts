@@ -1,23 +1,29 @@
 /**
- * `npm run example:nuxt`: proves the SSR story with a real Nuxt app.
+ * `npm run example:nuxt`: the Nuxt example (Nuxt UI's chat components) built
+ * and driven as a person would use it.
  *
  * 1. installs examples/nuxt from its own lockfile (kept out of the root
  *    node_modules; skipped when its node_modules is up to date);
- * 2. `nuxt build`;
- * 3. starts the built Nitro server and fetches `/`: 200 HTML, rendered on the
- *    server with the <ClientOnly> fallback in place of the chat, no SSR error;
- * 4. starts the chat demo's agent (wrangler dev) and opens the page in headless
- *    Chromium: the chat mounts in the browser and a message gets a streamed
- *    reply, with no page error. Screenshot: artifacts/nuxt/page.png.
+ * 2. `nuxt build`, offline (no web fonts, icons from the installed collection);
+ * 3. starts the chat demo's agent (wrangler dev) and the built Nitro server;
+ *    `/` is server-rendered HTML with the <ClientOnly> fallback, no SSR error;
+ * 4. in headless Chromium: a reply streams in `UChatMessages`;
+ * 5. the server's HTML for that conversation holds the stored messages, and a
+ *    fresh page shows them without reading `/get-messages` on its first open;
+ * 6. Stop stops this tab's reply (the agent is told, the text stops growing);
+ * 7. a turn sent from a second tab shows as streaming in the first
+ *    (`UChatMessages` and the submit button), then settles.
+ * No page may report an error or a warning. Screenshot: artifacts/nuxt/page.png.
  *
  * Exits non-zero on any failure. `--skip-install` reuses examples/nuxt/node_modules as is.
  */
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright";
+import { type Browser, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
+import { askAndStream, plain, until, withPage } from "../test/support/pages.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
 
@@ -26,6 +32,7 @@ const APP = join(ROOT, "examples", "nuxt");
 const WORKER_CONFIG = join(ROOT, "examples", "chat", "worker", "wrangler.jsonc");
 const OUT = join(ROOT, "artifacts", "nuxt");
 const quietEnv = { ...process.env, NUXT_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NO_COLOR: "1" };
+const TIMEOUT = 20_000;
 
 const { step: phase, summary } = createSteps();
 
@@ -33,6 +40,27 @@ function installIsCurrent(): boolean {
   const marker = join(APP, "node_modules", ".package-lock.json");
   return existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(APP, "package-lock.json")).mtimeMs;
 }
+
+/** The page's text content as a person reads it: tags dropped, entities decoded, letters and digits only. */
+function htmlText(html: string): string {
+  const withoutScripts = html.replace(/<script\b[\s\S]*?<\/script>/gi, " ");
+  const text = withoutScripts
+    .replace(/<[^>]+>/g, " ")
+    .replace(/&(#\d+|#x[\da-f]+|[a-z]+);/gi, (entity, code: string) => {
+      if (code.startsWith("#x")) return String.fromCodePoint(Number.parseInt(code.slice(2), 16));
+      if (code.startsWith("#")) return String.fromCodePoint(Number(code.slice(1)));
+      return ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " } as Record<string, string>)[code] ?? entity;
+    });
+  return plain(text);
+}
+
+const messagesList = (page: Page) => page.getByTestId("chat-messages");
+const submitButton = (page: Page) => page.getByTestId("chat-submit");
+
+const ASSISTANT = '[data-testid="chat-messages"] [data-slot="root"][data-role="assistant"]';
+/** The assistant's messages as `UChatMessages` renders them (not its empty "thinking" indicator). */
+const assistantTexts = async (page: Page) =>
+  (await page.locator(ASSISTANT).evaluateAll((nodes) => nodes.map((node) => node.textContent?.trim() ?? ""))).filter(Boolean);
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -47,55 +75,143 @@ async function main(): Promise<void> {
   }
 
   await phase("build (nuxt build)", () =>
-    run(process.execPath, [realpathSync(join(APP, "node_modules", ".bin", "nuxt")), "build"], { cwd: APP, env: quietEnv })
+    run(process.execPath, [realpathSync(join(APP, "node_modules", ".bin", "nuxt")), "build"], { cwd: APP, env: quietEnv, quiet: true })
   );
 
   let worker: WorkerServer | undefined;
   let nitro: NitroServer | undefined;
+  let browser: Browser | undefined;
   try {
     worker = await phase("start the chat demo's agent (wrangler dev)", () => startWorker({ configPath: WORKER_CONFIG }));
     const agentHost = worker.host;
+    const agentOrigin = worker.origin;
     nitro = await phase("start the built server (node .output/server/index.mjs)", () =>
       startNitro(APP, { ...quietEnv, NUXT_PUBLIC_AGENT_HOST: agentHost })
     );
     const server = nitro;
+    const conversation = `nuxt-check-${Date.now().toString(36)}`;
+    const pageUrl = `${server.origin}/?c=${conversation}`;
+    const storedMessages = async () =>
+      (await (await fetch(`${agentOrigin}/agents/chat-agent/${conversation}/get-messages`)).json()) as Array<{
+        role: string;
+        parts: Array<{ type: string; text?: string }>;
+      }>;
 
     await phase("server render of / (SSR)", async () => {
       const response = await fetch(server.origin);
       const html = await response.text();
       check(response.status === 200, `GET / answered ${response.status}:\n${html.slice(0, 500)}`);
       check(response.headers.get("content-type")?.includes("text/html"), "GET / is not HTML");
-      check(html.includes("<h1>agents-vue in Nuxt</h1>"), "the server did not render the page");
+      check(html.includes("agents-vue in Nuxt</h1>"), "the server did not render the page");
       check(html.includes('data-testid="chat-placeholder"'), "the <ClientOnly> fallback is missing from the server HTML");
-      check(!html.includes('data-testid="agent-chat"'), "the chat was rendered on the server; it must be client-only");
+      check(!html.includes('data-testid="agent-chat"'), "the live chat was rendered on the server; it must be client-only");
       check(!/\[nuxt\]|\[request error\]|error/i.test(server.output()), `the server logged an error:\n${server.output()}`);
     });
 
-    await phase("the chat mounts in the browser and streams a reply", async () => {
-      const browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
-      const errors: string[] = [];
-      try {
-        const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
-        page.on("pageerror", (error) => errors.push(error.message));
-        page.on("console", (message) => {
-          if (message.type() === "error" || message.type() === "warning") errors.push(message.text());
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    const openBrowser = browser;
+
+    let question = "";
+    let reply = "";
+    await phase("a reply streams in UChatMessages", async () => {
+      await withPage(openBrowser, pageUrl, async (page, frames) => {
+        await page.getByTestId("agent-chat").waitFor({ timeout: TIMEOUT });
+        await expect(page.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+        // Record every status UChatMessages shows, from before the question to the end of the reply.
+        await page.evaluate(() => {
+          const list = document.querySelector('[data-testid="chat-messages"]')!;
+          const seen = ((window as unknown as { statuses: string[] }).statuses = [list.getAttribute("data-status") ?? ""]);
+          new MutationObserver(() => {
+            const status = list.getAttribute("data-status") ?? "";
+            if (seen.at(-1) !== status) seen.push(status);
+          }).observe(list, { attributes: true, attributeFilter: ["data-status"] });
         });
-        await page.goto(server.origin);
-        await page.getByTestId("agent-chat").waitFor({ timeout: 15_000 });
-        check((await page.getByTestId("chat-placeholder").count()) === 0, "the fallback is still shown after mount");
-        await page.getByText("Connection: open").waitFor({ timeout: 15_000 });
-        await page.getByLabel("Message").fill("Does SSR work?");
-        await page.getByLabel("Message").press("Enter");
-        const reply = page.locator(".chat__message[data-role='assistant']").last();
-        await reply.filter({ hasText: "Does SSR work?" }).waitFor({ timeout: 20_000 });
-        await page.getByText("Connection: open · ready").waitFor({ timeout: 20_000 });
+        question = "Does SSR work?";
+        const streamed = await askAndStream(page, frames, question);
+        reply = streamed.text;
+        check(reply.includes(question), `the demo agent's reply does not echo the question: "${reply}"`);
+        await expect(messagesList(page)).toHaveAttribute("data-status", "ready", { timeout: TIMEOUT });
+        const statuses = await page.evaluate(() => (window as unknown as { statuses: string[] }).statuses);
+        check(statuses.includes("streaming"), `UChatMessages never showed the reply as streaming (statuses: ${statuses.join(" → ")})`);
+        const shown = (await assistantTexts(page)).at(-1) ?? "";
+        check(plain(shown).includes(plain(reply)), `UChatMessages shows "${shown}", not the reply`);
         await page.screenshot({ path: join(OUT, "page.png") });
-      } finally {
-        await browser.close();
-      }
-      check(errors.length === 0, `the page reported errors:\n${errors.join("\n")}`);
+      });
+    });
+
+    await phase("the server's HTML holds the stored messages; the first open reads nothing", async () => {
+      const stored = await storedMessages();
+      check(stored.length === 2, `the agent stored ${stored.length} messages, not the question and its reply`);
+      const html = await (await fetch(pageUrl)).text();
+      const text = htmlText(html);
+      check(text.includes(plain(question)), "the server's HTML does not hold the stored question");
+      check(text.includes(plain(reply)), "the server's HTML does not hold the stored reply");
+      check(!html.includes('data-testid="agent-chat"'), "the live chat was rendered on the server");
+
+      await withPage(openBrowser, pageUrl, async (page, frames) => {
+        const reads: string[] = [];
+        page.on("request", (request) => {
+          if (request.url().includes("/get-messages")) reads.push(request.url());
+        });
+        await page.getByTestId("agent-chat").waitFor({ timeout: TIMEOUT });
+        await expect(page.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+        await until(() => (frames.sent.some((frame) => frame.type === "cf_agent_stream_resume_request") ? true : undefined), TIMEOUT, "the resume probe");
+        const shown = (await assistantTexts(page)).at(-1) ?? "";
+        check(plain(shown).includes(plain(reply)), `the live chat does not show the server-rendered reply: "${shown}"`);
+        check(reads.length === 0, `the client read the transcript again on its first open: ${reads.join(", ")}`);
+      });
+    });
+
+    await phase("Stop stops this tab's reply", async () => {
+      await withPage(openBrowser, pageUrl, async (page, frames) => {
+        await expect(page.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+        const input = page.getByTestId("chat-input");
+        await input.fill("/story");
+        await input.press("Enter");
+        await expect(messagesList(page)).toHaveAttribute("data-status", "streaming", { timeout: TIMEOUT });
+        await until(async () => ((await assistantTexts(page)).at(-1)?.includes("Durable Object") ? true : undefined), TIMEOUT, "the story to stream");
+        await submitButton(page).click();
+        await expect(messagesList(page)).toHaveAttribute("data-status", "ready", { timeout: TIMEOUT });
+        check(
+          frames.sent.some((frame) => frame.type === "cf_agent_chat_request_cancel"),
+          "Stop sent no cf_agent_chat_request_cancel to the agent"
+        );
+        const atStop = (await assistantTexts(page)).at(-1) ?? "";
+        await page.waitForTimeout(1_000); // the story streams a word every ~80 ms: a second would add a dozen
+        const later = (await assistantTexts(page)).at(-1) ?? "";
+        check(later === atStop, `the reply kept growing after Stop:\n  at stop: ${atStop.length} chars\n  a second later: ${later.length} chars`);
+        check(!later.includes("The end."), "the story ran to its end despite Stop");
+        await expect(submitButton(page)).toHaveAttribute("type", "submit");
+      });
+    });
+
+    await phase("a turn sent from a second tab shows as streaming in the first", async () => {
+      await withPage(openBrowser, pageUrl, async (first) => {
+        await expect(first.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+        await expect(messagesList(first)).toHaveAttribute("data-status", "ready");
+        await withPage(openBrowser, pageUrl, async (second, secondFrames) => {
+          await expect(second.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+          const input = second.getByTestId("chat-input");
+          await input.fill("/story");
+          await input.press("Enter");
+          // The first tab has no request of its own, and still shows the turn as streaming, with a stop button.
+          await expect(messagesList(first)).toHaveAttribute("data-status", "streaming", { timeout: TIMEOUT });
+          await expect(submitButton(first)).not.toHaveAttribute("type", "submit");
+          await first.screenshot({ path: join(OUT, "watching-tab.png") });
+          await until(
+            () => (secondFrames.received.some((frame) => frame.type === "cf_agent_use_chat_response" && frame.done) ? true : undefined),
+            60_000,
+            "the second tab's story to finish"
+          );
+        });
+        await expect(messagesList(first)).toHaveAttribute("data-status", "ready", { timeout: TIMEOUT });
+        await expect(first.locator(ASSISTANT).last()).toContainText("The end.", {
+          timeout: TIMEOUT
+        });
+      });
     });
   } finally {
+    await browser?.close();
     nitro?.stop();
     await worker?.stop();
   }

@@ -11,15 +11,18 @@
  * 3. the tarball is installed with its peers (the versions the repo's lockfile
  *    holds, from the shared npm cache) into a fresh Vite + Vue app
  *    (test/fixtures/consumer/vite-app), a copy of the test fixture worker whose
- *    `agents-vue/server` import now means the package, and a copy of
- *    examples/nuxt without its src/ alias;
+ *    `agents-vue/server` import now means the package, a copy of
+ *    examples/nuxt without its src/ alias, and a copy of examples/starter
+ *    (its own package.json, agents-vue swapped for the tarball);
  * 4. a TypeScript consumer is type-checked under `moduleResolution` bundler
- *    and node16; the worker is bundled by `wrangler deploy --dry-run`; both
- *    apps are built;
- * 5. the worker copy and the chat demo's agent run under `wrangler dev`, and
+ *    and node16, and so is the starter; the worker is bundled by
+ *    `wrangler deploy --dry-run`; the apps are built; the starter is built
+ *    with `vite build` and dry-run deployed as `npm run deploy` would;
+ * 5. the worker copy and the chat demo's agent run under `wrangler dev`, the
+ *    starter under its own `vite dev` (offline, its scripted model), and
  *    Chromium streams replies through the built Vite app (two turns with
- *    `sendOnlyNewMessages`, rebuilt by the installed server half) and the
- *    built Nuxt app.
+ *    `sendOnlyNewMessages`, rebuilt by the installed server half), the
+ *    starter (Markdown rendered, echoed HTML inert) and the built Nuxt app.
  *
  * Prints each step with its time and exits non-zero on the first failure,
  * keeping the folder (its path is printed); `--keep` keeps it always.
@@ -30,11 +33,13 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright";
+import { chromium, type Browser } from "playwright";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
+import { askAndStream, until, withPage } from "../test/support/pages.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
+import { startViteDev, type ViteDevServer } from "../test/support/vite-dev.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -163,113 +168,6 @@ function serveStatic(root: string): Promise<{ origin: string; server: Server }> 
   });
 }
 
-interface Frame {
-  type?: string;
-  id?: string;
-  body?: string;
-  done?: boolean;
-  error?: boolean;
-  init?: { body?: string };
-}
-
-/** Every frame the page's agent sockets sent and received, parsed. */
-function watchAgentSockets(page: Page): { sent: Frame[]; received: Frame[] } {
-  const frames = { sent: [] as Frame[], received: [] as Frame[] };
-  const parse = (payload: string | Buffer): Frame => {
-    try {
-      return JSON.parse(payload.toString()) as Frame;
-    } catch {
-      return {};
-    }
-  };
-  page.on("websocket", (socket) => {
-    if (!socket.url().includes("/agents/")) return;
-    socket.on("framesent", ({ payload }) => frames.sent.push(parse(payload)));
-    socket.on("framereceived", ({ payload }) => frames.received.push(parse(payload)));
-  });
-  return frames;
-}
-
-async function until<T>(read: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((wait) => setTimeout(wait, 50));
-  }
-}
-
-/** Letters and digits only, single-spaced: the reply as any renderer (plain text, markdown) shows it. */
-const plain = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
-
-interface StreamedReply {
-  /** The reply text, from the text deltas the agent streamed. */
-  text: string;
-  deltas: number;
-  /** The chat request's body, as the page sent it. */
-  requestBody: Record<string, unknown>;
-}
-
-/**
- * Types `question` into the page's chat input and sends it with Enter; waits
- * for the agent's streamed reply to finish and for the page to show it.
- */
-async function askAndStream(page: Page, frames: ReturnType<typeof watchAgentSockets>, question: string): Promise<StreamedReply> {
-  const input = page.getByTestId("chat-input").or(page.getByRole("textbox")).first();
-  await input.waitFor({ timeout: 20_000 });
-  const sentBefore = frames.sent.length;
-  await input.fill(question);
-  await input.press("Enter");
-  const request = await until(
-    () => frames.sent.slice(sentBefore).find((frame) => frame.type === "cf_agent_use_chat_request"),
-    15_000,
-    `the page to send "${question}"`
-  );
-  const responses = () => frames.received.filter((frame) => frame.type === "cf_agent_use_chat_response" && frame.id === request.id);
-  const last = await until(() => responses().find((frame) => frame.done), 30_000, `the reply to "${question}" to finish`);
-  check(!last.error, `the agent answered "${question}" with an error: ${last.body}`);
-  const deltas = responses()
-    .map((frame) => (frame.body ? (JSON.parse(frame.body) as { type?: string; delta?: string }) : {}))
-    .filter((chunk) => chunk.type === "text-delta")
-    .map((chunk) => chunk.delta ?? "");
-  check(deltas.length >= 2, `the reply to "${question}" came in ${deltas.length} text delta(s), not as a stream`);
-  const text = deltas.join("");
-  await page
-    .waitForFunction((expected) => document.body.innerText.replace(/[^\p{L}\p{N}]+/gu, " ").includes(expected), plain(text), {
-      timeout: 15_000
-    })
-    .catch(() => {
-      throw new Error(`the page does not show the reply "${text}"`);
-    });
-  return { text, deltas: deltas.length, requestBody: JSON.parse(request.init?.body ?? "{}") as Record<string, unknown> };
-}
-
-/** Opens `url` in a fresh page; fails on any page error, console error or warning. */
-async function withPage<T>(browser: Browser, url: string, use: (page: Page, frames: ReturnType<typeof watchAgentSockets>) => Promise<T>): Promise<T> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on("pageerror", (error) => problems.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
-  });
-  const frames = watchAgentSockets(page);
-  try {
-    await page.goto(url);
-    const result = await use(page, frames);
-    check(problems.length === 0, `${url} reported:\n${problems.join("\n")}`);
-    return result;
-  } catch (error) {
-    if (problems.length === 0) throw error;
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${url} also reported:\n${problems.join("\n")}`, {
-      cause: error
-    });
-  } finally {
-    await context.close();
-  }
-}
-
 function printFiles(files: PackedFile[], tarball: string): void {
   const width = Math.max(...files.map((file) => file.path.length));
   for (const file of files.toSorted((a, b) => a.path.localeCompare(b.path))) {
@@ -287,6 +185,7 @@ async function main(): Promise<void> {
   const appDir = join(work, "vite-app");
   const workerDir = join(work, "worker");
   const nuxtDir = join(work, "nuxt");
+  const starterDir = join(work, "starter");
   const files = repoFiles();
   const filesUnder = (folder: string) => files.filter((path) => path.startsWith(`${folder}/`));
 
@@ -376,6 +275,25 @@ async function main(): Promise<void> {
     await run("npm", NPM_INSTALL, { cwd: nuxtDir, env, quiet: true });
   });
 
+  await steps.step("install: a copy of examples/starter (its own package.json)", async () => {
+    copyFiles(filesUnder("examples/starter"), join(ROOT, "examples", "starter"), starterDir);
+    const file = join(starterDir, "package.json");
+    const starter = JSON.parse(readFileSync(file, "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    check(
+      starter.dependencies[manifest.name] === `^${manifest.version}`,
+      `examples/starter depends on ${manifest.name}@${starter.dependencies[manifest.name]}, not on the version this repo publishes (^${manifest.version})`
+    );
+    starter.dependencies[manifest.name] = packageSpec;
+    // What the repo's lockfile holds where the repo has the package, so the run does not follow the registry's newest.
+    for (const group of [starter.dependencies, starter.devDependencies]) {
+      for (const name of Object.keys(group)) {
+        if (name !== manifest.name && existsSync(join(ROOT, "node_modules", name, "package.json"))) group[name] = lockedVersion(name);
+      }
+    }
+    writeJson(file, starter);
+    await run("npm", NPM_INSTALL, { cwd: starterDir, env, quiet: true });
+  });
+
   await steps.step("type-check: a consumer (moduleResolution bundler, node16)", async () => {
     const tsc = binOf(appDir, "tsc");
     for (const config of ["tsconfig.bundler.json", "tsconfig.node16.json"]) {
@@ -383,8 +301,14 @@ async function main(): Promise<void> {
     }
   });
 
-  await steps.step("build: the Vite app (vite build)", async () => {
+  await steps.step("build: the Vite app (vite build), developer diagnostics dropped", async () => {
     await run(process.execPath, [binOf(appDir, "vite"), "build"], { cwd: appDir, env, quiet: true });
+    const assets = join(appDir, "dist", "assets");
+    const code = readdirSync(assets).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(assets, name), "utf8")).join("\n");
+    check(code.includes("Could not load the transcript"), "the production bundle lost a warning a user must see (failed transcript reads)");
+    for (const diagnostic of ["[agents-vue] Deprecated: ", "was called outside a component setup"]) {
+      check(!code.includes(diagnostic), `the production bundle still holds the developer diagnostic "${diagnostic}"`);
+    }
   });
 
   await steps.step("build: the worker with agents-vue/server (wrangler deploy --dry-run)", async () => {
@@ -408,10 +332,28 @@ async function main(): Promise<void> {
     await run(process.execPath, [binOf(nuxtDir, "nuxt"), "build"], { cwd: nuxtDir, env, quiet: true });
   });
 
+  await steps.step("type-check: the starter (vue-tsc for the app, tsc for the worker)", async () => {
+    await run(process.execPath, [binOf(starterDir, "vue-tsc"), "--noEmit", "-p", "tsconfig.json"], { cwd: starterDir, env, quiet: true });
+    await run(process.execPath, [binOf(starterDir, "tsc"), "--noEmit", "-p", join("worker", "tsconfig.json")], { cwd: starterDir, env, quiet: true });
+  });
+
+  await steps.step("build: the starter (vite build) and its deploy (wrangler deploy --dry-run)", async () => {
+    await run(process.execPath, [binOf(starterDir, "vite"), "build"], { cwd: starterDir, env, quiet: true });
+    check(existsSync(join(starterDir, "dist", "client", "index.html")), "vite build wrote no dist/client/index.html for the assets");
+    const out = join(starterDir, "out");
+    const output = await run(process.execPath, [binOf(starterDir, "wrangler"), "deploy", "--dry-run", "--outdir", out], { cwd: starterDir, env, quiet: true });
+    check(/env\.AI\b/.test(output) && /env\.ChatAgent\b/.test(output), `the dry run does not bind AI and ChatAgent:\n${output}`);
+    check(/assets directory/i.test(output), `the dry run uploads no static assets:\n${output}`);
+    const bundled = readdirSync(out).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(out, name), "utf8")).join("\n");
+    check(bundled.includes("AIChatAgent") || bundled.includes("cf_agent_use_chat"), "the deployed bundle holds no AIChatAgent");
+    check(!bundled.includes("offline scripted model"), "the deployed bundle holds the offline scripted model; it is for `npm run dev` only");
+  });
+
   let fixture: WorkerServer | undefined;
   let demo: WorkerServer | undefined;
   let nitro: NitroServer | undefined;
   let site: Server | undefined;
+  let starterDev: ViteDevServer | undefined;
   let browser: Browser | undefined;
   try {
     [fixture, demo] = await steps.step("start: the worker copy and the chat demo's agent (wrangler dev)", () =>
@@ -448,6 +390,31 @@ async function main(): Promise<void> {
       });
     });
 
+    starterDev = await steps.step("start: the starter's vite dev (app and Worker in one process)", () => startViteDev(starterDir, env));
+    const starterOrigin = starterDev.origin;
+
+    await steps.step("chromium: the starter's vite dev streams a reply, offline, as Markdown, and runs no HTML it echoes", async () => {
+      await withPage(openBrowser, `${starterOrigin}/#consumer-${Date.now()}`, async (page, frames) => {
+        const reply = await askAndStream(page, frames, "Hello from the starter");
+        check(reply.text.startsWith("You said: Hello from the starter"), `the starter's scripted model answered "${reply.text}"`);
+        const bold = await page.locator("article[data-role='assistant'] strong").first().textContent();
+        check(bold === "offline scripted model", `the reply's Markdown is not rendered (first <strong>: ${bold})`);
+        const hostile = '<img src="data:," onerror="window.pwned = 1"> <script>window.pwned = 2</script> **still bold**';
+        const sentBefore = frames.sent.length;
+        await page.getByTestId("chat-input").fill(hostile);
+        await page.getByTestId("chat-input").press("Enter");
+        const request = await until(() => frames.sent.slice(sentBefore).find((frame) => frame.type === "cf_agent_use_chat_request"), 15_000, "the hostile question");
+        await until(() => frames.received.find((frame) => frame.type === "cf_agent_use_chat_response" && frame.id === request.id && frame.done), 30_000, "its reply");
+        await page.locator("article[data-role='assistant'] strong", { hasText: "still bold" }).waitFor({ timeout: 15_000 });
+        const found = await page.evaluate(() => ({
+          pwned: (window as unknown as { pwned?: number }).pwned,
+          scripts: document.querySelectorAll("article script").length,
+          handlers: [...document.querySelectorAll("article *")].filter((node) => [...node.attributes].some((attribute) => /^on/i.test(attribute.name))).length
+        }));
+        check(found.pwned === undefined && found.scripts === 0 && found.handlers === 0, `the echoed HTML ran or stayed live: ${JSON.stringify(found)}`);
+      });
+    });
+
     await steps.step("chromium: the Nuxt app streams a reply", async () => {
       await withPage(openBrowser, nuxtOrigin, async (page, frames) => {
         const reply = await askAndStream(page, frames, "Does the installed package work?");
@@ -457,6 +424,7 @@ async function main(): Promise<void> {
   } finally {
     await browser?.close();
     nitro?.stop();
+    await starterDev?.stop();
     site?.close();
     await Promise.all([fixture?.stop(), demo?.stop()]);
   }

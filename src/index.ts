@@ -7,6 +7,7 @@ export {
   type UseAgentChatOptions,
   type UseAgentChatReturn
 } from "./use-agent-chat";
+export { agentChatKey, injectAgentChat, provideAgentChat } from "./chat-context";
 export type {
   AddToolOutputOptions,
   BodySource,

@@ -1,15 +1,5 @@
 import { getCurrentScope, onScopeDispose } from "vue";
-
-declare const process: { env: { NODE_ENV?: string } } | undefined;
-
-/** Development build? Bundlers replace `process.env.NODE_ENV`; without one we assume development. */
-const isDevelopment: boolean = (() => {
-  try {
-    return process!.env.NODE_ENV !== "production";
-  } catch {
-    return true;
-  }
-})();
+import { isDevelopment } from "./core/diagnostics";
 
 /**
  * Throws at once when there is no browser: the composables open a WebSocket

@@ -180,6 +180,12 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"];
   /** A stream this client did not start is running, or client tool work is pending. */
   isServerStreaming: ComputedRef<boolean>;
+  /**
+   * The status to bind in a chat UI (`UChatMessages`, `UChatPromptSubmit`, AI Elements):
+   * `status` while this tab has a request out, else `streaming` while `isServerStreaming`
+   * (another tab's turn, or one the server started), else `status`.
+   */
+  displayStatus: ComputedRef<ChatStatus>;
   /** `status === "streaming"` or `isServerStreaming`. */
   isStreaming: ComputedRef<boolean>;
   /** The server is recovering an interrupted turn. */

@@ -14,6 +14,7 @@ import {
   type TranscriptReader,
   warnDeprecated
 } from "./core/session";
+import { isDevelopment } from "./core/diagnostics";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
@@ -73,19 +74,19 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   if (!options.client && options.agent === undefined) {
     throw new Error("[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection).");
   }
-  if (options.toolsRequiringConfirmation) {
+  if (isDevelopment && options.toolsRequiringConfirmation) {
     warnDeprecated(
       "toolsRequiringConfirmation",
       "the 'toolsRequiringConfirmation' option; use needsApproval on server-side tools."
     );
   }
-  if (options.experimental_automaticToolResolution) {
+  if (isDevelopment && options.experimental_automaticToolResolution) {
     warnDeprecated(
       "experimental_automaticToolResolution",
       "the 'experimental_automaticToolResolution' option; give tools an execute function or use onToolCall."
     );
   }
-  if (options.autoSendAfterAllConfirmationsResolved !== undefined) {
+  if (isDevelopment && options.autoSendAfterAllConfirmationsResolved !== undefined) {
     warnDeprecated(
       "autoSendAfterAllConfirmationsResolved",
       "the 'autoSendAfterAllConfirmationsResolved' option; use sendAutomaticallyWhen from the AI SDK."
@@ -334,6 +335,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
       hasPendingClientToolCalls(cells.messages.value, cells.runningToolCalls.value, tools(), requiringConfirmation())
   );
   const isStreaming = computed(() => cells.status.value === "streaming" || isServerStreaming.value);
+  // This tab's own request wins; a submitted one must not read as streaming.
+  const displayStatus = computed<ChatStatus>(() =>
+    isServerStreaming.value && cells.status.value !== "submitted" ? "streaming" : cells.status.value
+  );
   const id = computed(() => session.value?.chat.id ?? "");
 
   const sendMessage: AbstractChat<M>["sendMessage"] = (message, requestOptions) =>
@@ -346,7 +351,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const clearHistory = () => current().clearHistory();
   const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);
   const addToolResult = (args: { tool?: string; toolCallId: string; output?: unknown }) => {
-    warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
+    if (isDevelopment) warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
     current().tools.addToolResult(args);
   };
   const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>
@@ -399,6 +404,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     addToolApprovalResponse,
     isServerStreaming,
     isStreaming,
+    displayStatus,
     isRecovering: shallowReadonly(cells.recovering),
     isToolContinuation: shallowReadonly(cells.toolContinuation),
     connectionError: shallowReadonly(cells.connectionError),

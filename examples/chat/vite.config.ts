@@ -39,7 +39,7 @@ export default defineConfig({
   },
   // Pre-bundle the library's dependencies up front, so the first visit does not
   // trigger a "new dependencies optimized" reload.
-  optimizeDeps: { include: ["vue", "ai", "agents/client", "agents/chat/transport"] },
+  optimizeDeps: { include: ["vue", "ai", "agents/client", "agents/chat/transport", "markstream-vue"] },
   server: {
     host: "127.0.0.1",
     // The worker is not part of the page; wrangler's bundles and the agents'

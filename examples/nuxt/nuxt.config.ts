@@ -1,12 +1,24 @@
 import { fileURLToPath } from "node:url";
 
-// The agents-vue example for Nuxt: the chat renders only in the browser,
-// inside <ClientOnly> (see app/app.vue). The library comes from the repo's
-// source, like the Vite demo.
+// The agents-vue example for Nuxt, with Nuxt UI's chat components. The page
+// is rendered on the server with the stored transcript (app/app.vue); the live
+// chat mounts in the browser only, inside <ClientOnly>. The library comes from
+// the repo's source, like the Vite demo.
 export default defineNuxtConfig({
   compatibilityDate: "2026-11-01",
   devtools: { enabled: false },
   telemetry: false,
+  modules: ["@nuxt/ui"],
+  css: ["~/assets/css/main.css"],
+  // Offline builds: no web fonts fetched at build time (Nuxt UI's @nuxt/fonts is off),
+  // and icons come from the installed @iconify-json/lucide, never from the Iconify API.
+  ui: { fonts: false },
+  icon: {
+    provider: "server",
+    fallbackToApi: false,
+    serverBundle: { collections: ["lucide"] },
+    clientBundle: { scan: true }
+  },
   alias: {
     "agents-vue": fileURLToPath(new URL("../../src/index.ts", import.meta.url))
   },
@@ -15,6 +27,9 @@ export default defineNuxtConfig({
     resolve: { dedupe: ["vue"] }
   },
   runtimeConfig: {
+    // Where the Nuxt server reads transcripts from (NUXT_AGENT_ORIGIN), when it is
+    // not `http(s)://` + agentHost, e.g. a private address of the worker.
+    agentOrigin: "",
     public: {
       // Where the agent runs: the chat demo's worker under `wrangler dev`.
       // Override at runtime with NUXT_PUBLIC_AGENT_HOST.

@@ -1,8 +1,20 @@
+declare const process: { env: { NODE_ENV?: string } };
+
+/**
+ * Development build? The one guard for diagnostics meant for the developer
+ * (deprecations, misuse). As in Vue's own bundler build, `process.env.NODE_ENV`
+ * stays in the published code for the app's bundler to replace: a production
+ * build folds this to `false` and drops every `if (isDevelopment)` branch,
+ * messages included. What a user must know (failed reads, bad frames, lost
+ * sends, errors thrown by callbacks) is not behind it.
+ */
+export const isDevelopment: boolean = process.env.NODE_ENV !== "production";
+
 const warnedDeprecations = new Set<string>();
 
-/** One warning per key per page, for deprecated options (as upstream does). */
+/** One warning per key per page, for deprecated options (as upstream does); development only. */
 export function warnDeprecated(key: string, message: string): void {
-  if (warnedDeprecations.has(key)) return;
+  if (!isDevelopment || warnedDeprecations.has(key)) return;
   warnedDeprecations.add(key);
   console.warn(`[agents-vue] Deprecated: ${message}`);
 }

@@ -15,7 +15,7 @@ import { TranscriptReads } from "./reads";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
-import { callUser, limitedWarner } from "./diagnostics";
+import { callUser, isDevelopment, limitedWarner } from "./diagnostics";
 
 export type * from "./settings";
 export { warnDeprecated } from "./diagnostics";
@@ -407,7 +407,10 @@ export class ChatSession<M extends UIMessage> {
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
   setMessages(next: M[] | ((current: M[]) => M[])): void {
     const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
-    if (!Array.isArray(resolved)) return console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+    if (!Array.isArray(resolved)) {
+      if (isDevelopment) console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+      return;
+    }
     localReplace(this.model, resolved, this.settings.syncMessagesToServer);
     this.reads.replaced();
   }

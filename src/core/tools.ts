@@ -1,4 +1,5 @@
 import { getToolName, isToolUIPart, type JSONSchema7, type UIMessage } from "ai";
+import { isDevelopment } from "./diagnostics";
 
 // Upstream's helpers of these names are in agents/chat/react, which imports react and @ai-sdk/react: a Vue app cannot use them.
 
@@ -51,7 +52,7 @@ export function extractClientToolSchemas(
   const schemas: ClientToolSchema[] = [];
   for (const [name, tool] of Object.entries(tools)) {
     if (typeof tool?.execute !== "function") continue;
-    if (tool.inputSchema && !tool.parameters && !warnedInputSchema.has(name)) {
+    if (isDevelopment && tool.inputSchema && !tool.parameters && !warnedInputSchema.has(name)) {
       warnedInputSchema.add(name);
       console.warn(`[agents-vue] Tool "${name}" uses the deprecated 'inputSchema'; rename it to 'parameters'.`);
     }

@@ -73,6 +73,33 @@ describe("README tables", () => {
   }, 60_000);
 });
 
+/**
+ * What the recipes' apps provide that the library does not: Nuxt's `<ClientOnly>`
+ * and `useAsyncData`, components of the app, and the files `ai-elements-vue add`
+ * copies into a project.
+ */
+const GLOBALS = `import type { Component, Ref } from "vue";
+declare module "vue" {
+  export interface GlobalComponents { ClientOnly: Component; ChatComponent: Component }
+}
+declare global {
+  function useAsyncData<T>(key: string, handler: () => Promise<T>): Promise<{ data: Ref<T | undefined> }>;
+}
+export {};
+`;
+/** Ambient module declarations, so in a file with no imports of its own. */
+const AI_ELEMENTS = `declare module "@/components/ai-elements/conversation" {
+  export const Conversation: import("vue").Component, ConversationContent: import("vue").Component, ConversationScrollButton: import("vue").Component;
+}
+declare module "@/components/ai-elements/message" {
+  export const Message: import("vue").Component, MessageContent: import("vue").Component, MessageResponse: import("vue").Component;
+}
+declare module "@/components/ai-elements/prompt-input" {
+  export const PromptInput: import("vue").Component, PromptInputFooter: import("vue").Component, PromptInputSubmit: import("vue").Component, PromptInputTextarea: import("vue").Component;
+  export interface PromptInputMessage { text?: string; files?: File[] }
+}
+`;
+
 describe("README code blocks", () => {
   it("typecheck against the library (vue-tsc)", () => {
     const blocks = [...readme.matchAll(/```(ts|vue)\n([\s\S]*?)```/g)].map((match) => ({
@@ -93,7 +120,8 @@ describe("README code blocks", () => {
       writeFileSync(file, block.lang === "ts" ? `${preamble}${block.code}\nexport {};\n` : block.code);
       files.push(file);
     });
-    writeFileSync(join(dir, "components.d.ts"), 'declare module "vue" { export interface GlobalComponents { ClientOnly: import("vue").Component; ChatComponent: import("vue").Component } }\nexport {};\n');
+    writeFileSync(join(dir, "components.d.ts"), GLOBALS);
+    writeFileSync(join(dir, "ai-elements.d.ts"), AI_ELEMENTS);
     writeFileSync(
       join(dir, "tsconfig.json"),
       JSON.stringify({
@@ -113,7 +141,7 @@ describe("README code blocks", () => {
             "agents-vue/voice": [join(root, "src/voice/index.ts")]
           }
         },
-        files: [...files, join(dir, "components.d.ts")]
+        files: [...files, join(dir, "components.d.ts"), join(dir, "ai-elements.d.ts")]
       })
     );
     let output = "";

@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import { isDevelopment } from "../diagnostics";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
@@ -134,7 +135,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
     return;
   }
   if (!Array.isArray(merged)) {
-    console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
+    if (isDevelopment) console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
     return;
   }
   m.replace(merged);

@@ -1,0 +1,66 @@
+import { fileURLToPath } from "node:url";
+import { build, type Rolldown } from "vite";
+import { describe, expect, it } from "vitest";
+
+const entry = fileURLToPath(new URL("../../src/index.ts", import.meta.url));
+
+/** The library as an app's Vite build bundles it for `NODE_ENV`, minified, peers left as imports. */
+async function bundle(nodeEnv: "production" | "development"): Promise<string> {
+  const result = (await build({
+    configFile: false,
+    logLevel: "silent",
+    mode: nodeEnv,
+    define: { "process.env.NODE_ENV": JSON.stringify(nodeEnv) },
+    build: {
+      write: false,
+      minify: true,
+      rollupOptions: {
+        input: entry,
+        preserveEntrySignatures: "strict",
+        external: (id) => /^(vue|ai|agents|@ai-sdk|nanoid|partysocket)($|\/)/.test(id)
+      }
+    }
+  })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
+  const outputs = Array.isArray(result) ? result : [result];
+  return outputs
+    .flatMap((output) => output.output)
+    .map((file) => (file.type === "chunk" ? file.code : ""))
+    .join("\n");
+}
+
+// Diagnostics for the developer: dropped from production builds.
+const developerOnly = [
+  "[agents-vue] Deprecated: ",
+  "toolsRequiringConfirmation' option",
+  "addToolResult(); use addToolOutput()",
+  "was called outside a component setup or effectScope()",
+  "uses the deprecated 'inputSchema'",
+  "setMessages needs an array of messages",
+  "mergeMessages must return an array of messages"
+];
+
+// What a user must know about: kept in production.
+const kept = [
+  "Could not load the transcript of",
+  "were not sent: the chat closed before the connection came back",
+  "no tool part awaits approval",
+  "Failed to apply a chat frame",
+  "opens a WebSocket and runs only in the browser",
+  "injectAgentChat() found no chat"
+];
+
+describe("developer diagnostics", () => {
+  it("are in a development build and absent from a production build, where what a user must know stays", async () => {
+    const [development, production] = await Promise.all([bundle("development"), bundle("production")]);
+    expect(production).not.toContain("process.env.NODE_ENV");
+    for (const text of developerOnly) {
+      expect(development, `development build: ${text}`).toContain(text);
+      expect(production, `production build: ${text}`).not.toContain(text);
+    }
+    for (const text of kept) {
+      expect(development, `development build: ${text}`).toContain(text);
+      expect(production, `production build: ${text}`).toContain(text);
+    }
+    expect(production.length).toBeLessThan(development.length);
+  }, 60_000);
+});
