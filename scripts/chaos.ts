@@ -53,9 +53,14 @@ for (const record of records) {
   for (const note of record.notes ?? []) console.log(`  ${record.scenario}: ${note}`);
   for (const note of record.upstreamNotes ?? []) console.log(`  ${record.scenario} (upstream): ${note}`);
 }
+// How the clients learned the transcript (HTTP reads, snapshot requests, connections), where a scenario counted it.
+for (const record of records) {
+  const sync = record.sync;
+  if (sync) console.log(`chaos sync ${record.scenario}: ${sync.reads} HTTP reads, ${sync.snapshots} snapshot requests, ${sync.connects} connections`);
+}
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 console.log("");
-console.log(`chaos: seed ${seed}, ${records.length} scenarios reported, ${minutes} min, vitest exit ${vitest.status ?? vitest.signal}`);
+console.log(`chaos: seed ${seed}, ${records.length} scenarios reported, ${minutes} min, vitest exit ${vitest.status ?? vitest.signal}, agent ${process.env.E2E_CHAT_AGENT || "ScriptedChatAgent"}`);
 if (total.other > 0) console.log(`chaos: ${total.other} other failed checks (leaks, throws, executed tools)`);
 if (total.upstream > 0) console.log(`chaos: ${total.upstream} transcripts the server stored with repeated text (mirrored, not counted)`);
 console.log(`chaos: ${total.trials} trials, ${total.faults} faults, ${total.lost} lost, ${total.duplicated} duplicated, ${total.stuck} stuck`);

@@ -39,9 +39,24 @@ const random = (scenario: string): Rng => rng(scenarioSeed(settings.seed, scenar
 /** The server's transcript, as a client's first read gets it. */
 async function serverMessages(name: string, origin?: string): Promise<UIMessage[]> {
   const base = origin ? `${origin}/agents/${CHAT_AGENT_PATH}/${encodeURIComponent(name)}` : agentUrl(name);
-  const response = await fetch(`${base}/get-messages`);
+  // `audit` tells the agent's log this read is the test's, not a client's (see `syncCounts`).
+  const response = await fetch(`${base}/get-messages?audit=1`);
   if (!response.ok) throw new Error(`get-messages: HTTP ${response.status}`);
   return (await response.json()) as UIMessage[];
+}
+
+/**
+ * How the clients of a conversation learned its transcript, from the agent's
+ * log: HTTP reads (`/get-messages`), snapshot requests, socket connections.
+ * The audit's own reads (`serverMessages`) are left out.
+ */
+async function syncCounts(name: string) {
+  const log = await readLog(name);
+  return {
+    reads: log.filter((entry) => entry.kind === "get-messages" && !(entry.queryKeys as string[] | undefined)?.includes("audit")).length,
+    snapshots: log.filter((entry) => entry.kind === "frame" && entry.type === "agents_vue_snapshot_request").length,
+    connects: log.filter((entry) => entry.kind === "connect").length
+  };
 }
 
 const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
@@ -111,6 +126,7 @@ describe("chaos: socket drops", () => {
         }
         figures.trial({ faults, ...outcome, notes: [...notes, ...outcome.notes] });
       }
+      figures.sync(await syncCounts(name));
       unmount();
       client.close();
     }
@@ -164,6 +180,7 @@ describe("chaos: offline burst", () => {
         }
       });
       figures.trial({ faults: 1, ...outcome, notes: [...notes, ...outcome.notes] });
+      figures.sync(await syncCounts(name));
       unmount();
       client.close();
     }
@@ -234,6 +251,7 @@ describe("chaos: server restart", () => {
         upstream: Math.max(upstream, final.upstream),
         notes: [...notes, ...final.notes]
       });
+      figures.sync(await syncCounts(name));
       unmount();
     }
     expect(await figures.report()).toEqual(NO_FAILURES);
@@ -298,6 +316,7 @@ describe("chaos: many clients", () => {
         const started = log.filter((e) => e.kind === "chat-message").length;
         return started === log.filter((e) => e.kind === "turn-finished").length;
       }, 30_000, 200);
+      figures.sync(await syncCounts(name));
       let lost = 0;
       let duplicated = 0;
       let stuck = 0;

@@ -26,6 +26,8 @@ export interface ChaosRecord {
   upstream: number;
   notes?: string[];
   upstreamNotes?: string[];
+  /** How the clients learned the transcript, counted from the agent's log: HTTP reads, snapshot requests, connections. */
+  sync?: { reads: number; snapshots: number; connects: number };
 }
 
 export interface ChaosSettings {

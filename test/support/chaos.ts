@@ -248,6 +248,14 @@ export class Figures {
     for (const note of outcome.notes ?? []) if (r.notes!.length < 40) r.notes!.push(`trial ${r.trials}: ${note}`);
   }
 
+  /** Adds what a conversation's clients did to learn the transcript (see `syncCounts`). */
+  sync(counts: { reads: number; snapshots: number; connects: number }) {
+    const sync = (this.record.sync ??= { reads: 0, snapshots: 0, connects: 0 });
+    sync.reads += counts.reads;
+    sync.snapshots += counts.snapshots;
+    sync.connects += counts.connects;
+  }
+
   /** Sends the figures to the runner; the test then expects `NO_FAILURES`. */
   async report(): Promise<{ lost: number; duplicated: number; stuck: number; other: number; notes: string }> {
     const r = this.record;
