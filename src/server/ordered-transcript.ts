@@ -228,14 +228,19 @@ export function orderTranscript(agent: OrderedTranscriptHost): void {
     const next = version.advance();
     const stamped = stamp(message as string, frame, next);
     broadcast(stamped, without);
-    if (!without || without.length === 0) return;
-    // The sockets left out get the whole transcript at this version, never a
-    // partial frame they might not be able to apply.
-    const catchUp =
-      frame.type === CHAT_MESSAGES
-        ? stamped
-        : messagesFrame(frame.type === CHAT_CLEAR ? [] : withUpdate(stored, frame.message as UIMessage), next);
-    for (const id of new Set(without)) sendTo(agent.getConnection(id), catchUp);
+    if (without && without.length > 0) {
+      // The sockets left out get the whole transcript at this version, never a
+      // partial frame they might not be able to apply.
+      const catchUp =
+        frame.type === CHAT_MESSAGES
+          ? stamped
+          : messagesFrame(frame.type === CHAT_CLEAR ? [] : withUpdate(stored, frame.message as UIMessage), next);
+      for (const id of new Set(without)) sendTo(agent.getConnection(id), catchUp);
+    }
+    // A clear that interrupted a turn: `AIChatAgent` stored the turn's partial
+    // reply after it emptied the transcript and before it broadcast the clear.
+    // The next version says what is stored, to every socket.
+    if (frame.type === CHAT_CLEAR && stored.length > 0) broadcast(messagesFrame(stored, version.advance()));
   };
 
   const onConnect = agent.onConnect.bind(agent) as (connection: unknown, ctx: unknown) => unknown;

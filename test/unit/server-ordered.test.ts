@@ -153,6 +153,7 @@ describe("orderTranscript: versions", () => {
     second.messages = [msg("u1"), msg("a1", "assistant")];
     const a = second.connect("a");
     expect(a.frames[0]).toMatchObject({ version: 2, connect: true });
+    second.messages = [];
     second.broadcast(clearFrame);
     expect(a.versions).toEqual([2, 3]);
     expect(storage.version).toBe(3);
@@ -201,8 +202,23 @@ describe("orderTranscript: sockets a broadcast leaves out", () => {
     const agent = orderedAgent();
     agent.messages = [msg("u1")];
     const sender = agent.connect("sender");
+    // AIChatAgent empties the transcript before it broadcasts the clear.
+    agent.messages = [];
     agent.broadcast(clearFrame, ["sender"]);
     expect(sender.frames.at(-1)).toEqual({ type: CHAT_MESSAGES, messages: [], version: 1 });
+  });
+
+  it("a clear that interrupted a turn is followed by what the agent stored meanwhile, at the next version, on every socket", () => {
+    const agent = orderedAgent();
+    const sender = agent.connect("sender");
+    const other = agent.connect("other");
+    // The aborted turn's partial reply was stored after the transcript was emptied, before the clear went out.
+    agent.messages = [msg("a1", "assistant", "partial")];
+    agent.broadcast(clearFrame, ["sender"]);
+    for (const socket of [sender, other]) {
+      expect(socket.frames.at(-1)).toEqual({ type: CHAT_MESSAGES, messages: [msg("a1", "assistant", "partial")], version: 2 });
+      expect(socket.versions).toEqual([0, 1, 2]);
+    }
   });
 
   it("once each, skipping ids that are gone or closed", () => {
