@@ -9,6 +9,9 @@ import type {
 } from "agents/voice/client";
 import { type MaybeRefOrGetter, type ShallowRef, shallowReadonly, shallowRef, toValue, watch } from "vue";
 import { assertBrowser, warnOutsideScope } from "../lifecycle";
+
+/** The message `VoiceClient` gives every microphone failure (agents 0.32). */
+const MICROPHONE_FAILED = "Microphone access denied. Please allow microphone access and try again.";
 import { keyPart, useVoiceConnection } from "./voice-connection";
 
 type ReactiveFields =
@@ -174,6 +177,9 @@ export function useVoiceAgent(options: UseVoiceAgentOptions): UseVoiceAgentRetur
       mutechange: (value) => (isMuted.value = value),
       connectionchange: (value) => (connected.value = value),
       error: (value) => {
+        // `VoiceClient` reports a microphone that was still starting when the agent's error ended the
+        // call (its worklet load aborts) as "access denied"; the agent's error is what ended it.
+        if (value === MICROPHONE_FAILED && voiceError.value && status.value === "idle") return;
         error.value = value;
         if (value === null) voiceError.value = null;
       },

@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { openChat, whenSettled } from "../support/chat";
-import { type LogEntry, readLog, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
+import { type LogEntry, onStockAgent, readLog, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
 
 const requests = async (name: string) =>
   (await readLog(name)).filter((entry) => entry.kind === "frame" && entry.type === "cf_agent_use_chat_request");
@@ -255,6 +255,13 @@ describe("request customization reaches onChatMessage", () => {
     expect(seen[0]!.id.length).toBeGreaterThan(0);
     unmount();
   });
+
+
+});
+
+describe("transcript read options", () => {
+  // HTTP reads: an ordered agent pushes the transcript on the socket instead.
+  onStockAgent();
 
   it("headers and credentials go with the transcript read", async () => {
     const name = uniqueName("headers");

@@ -7,7 +7,10 @@ import { describe, expect, it, vi } from "vitest";
 import { nextTick, ref } from "vue";
 import { type SubAgentStep, useAgent, useAgentChat } from "../../src";
 import { expectedText } from "../fixtures/worker/src/script";
-import { CHAT_AGENT, agentHost, agentOrigin, readLog, textOf, uniqueName } from "../support/e2e";
+import { agentHost, agentOrigin, readLog, textOf, uniqueName } from "../support/e2e";
+
+/** The child class: the fixture's stock chat agent, whichever agent the run is about. */
+const CHAT_AGENT = "ScriptedChatAgent";
 import { mountComposable } from "../support/mount";
 import { whenSettled } from "../support/chat";
 import type { UIMessage } from "ai";

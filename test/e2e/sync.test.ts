@@ -3,7 +3,7 @@ import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { expectedText } from "../fixtures/worker/src/script";
 import { openChat, whenOpen, whenSettled } from "../support/chat";
-import { CHAT_AGENT, agentHost, post, readLog, shape, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
+import { agentHost, onStockAgent, post, readLog, runAgent, shape, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
 
 const reads = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "get-messages").length;
 
@@ -38,6 +38,8 @@ describe("one conversation, two clients", () => {
 });
 
 describe("transcript reads", () => {
+  // HTTP reads: an ordered agent pushes the transcript on the socket instead.
+  onStockAgent();
   it("a reload shows the stored transcript with exactly one read per mount", async () => {
     const name = uniqueName("reads");
     const first = openChat(name);
@@ -55,7 +57,7 @@ describe("transcript reads", () => {
 
   it("initialMessages: [] with resyncOnReconnect: false never reads, even across a reconnect", async () => {
     const name = uniqueName("noreads");
-    const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+    const client = new AgentClient({ agent: runAgent(), host: agentHost(), name });
     const { chat, unmount } = openChat(name, {
       client: undefined,
       agent: client,
@@ -77,7 +79,7 @@ describe("transcript reads", () => {
 
   it("a reconnect re-reads the transcript and hands (on-screen, stored) to mergeMessages", async () => {
     const name = uniqueName("merge");
-    const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+    const client = new AgentClient({ agent: runAgent(), host: agentHost(), name });
     const calls: Array<{ onScreen: string[]; stored: string[] }> = [];
     const marker: UIMessage = { id: "merged-marker", role: "assistant", parts: [{ type: "text", text: "merged" }] };
     const { chat, unmount } = openChat(name, {
@@ -221,7 +223,7 @@ describe("switching conversations without remounting", () => {
 
     const current = ref(nameA);
     const { chat, unmount } = openChat(nameA, {
-      client: { agent: CHAT_AGENT, host: agentHost(), name: current },
+      client: { agent: runAgent(), host: agentHost(), name: current },
       body: { script: { chunks: 60, chunkDelayMs: 20 } }
     });
     await chat.ready;

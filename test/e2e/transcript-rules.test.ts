@@ -12,7 +12,8 @@ import type { AgentSocket, ChatTurnEndEvent, OnToolCallCallback } from "../../sr
 import { expectedText } from "../fixtures/worker/src/script";
 import { expectScreenIsStored, openTracked, whenOpen, whenSettled } from "../support/chat";
 import {
-  CHAT_AGENT,
+  onStockAgent,
+  runAgent,
   agentHost,
   agentUrl,
   post,
@@ -31,14 +32,14 @@ afterEach(() => {
 
 const open = (name: string, options: Parameters<typeof openTracked>[2] = {}) => openTracked(cleanup, name, options);
 
-function connect(name: string, agent = CHAT_AGENT) {
+function connect(name: string, agent = runAgent()) {
   const client = new AgentClient({ agent, host: agentHost(), name });
   cleanup.push(() => client.close());
   return client;
 }
 
 const texts = (messages: readonly UIMessage[]) => messages.map(textOf);
-const reads = async (name: string, agent = CHAT_AGENT) =>
+const reads = async (name: string, agent = runAgent()) =>
   (await readLog(name, agent)).filter((entry) => entry.kind === "get-messages");
 
 describe("a message the server refused leaves the screen (issue 21, 3)", () => {
@@ -122,10 +123,12 @@ async function seedHistory(name: string) {
 }
 
 describe("the transcript is read once a shared socket names its address (issue 21, 7)", () => {
+  // HTTP reads: an ordered agent pushes the transcript on the socket instead.
+  onStockAgent();
   it("a socket whose address is unknown at mount and known by the time it opens: the history is read", async () => {
     const name = uniqueName("lateaddress");
     await seedHistory(name);
-    const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name, startClosed: true });
+    const client = new AgentClient({ agent: runAgent(), host: agentHost(), name, startClosed: true });
     cleanup.push(() => client.close());
     const late = addressLater(client);
     const { chat } = open(name, { client: undefined, agent: late.socket });
@@ -195,6 +198,8 @@ function pendingClientCall() {
 }
 
 describe("a read older than this client's clear brings nothing back (issue 21, 9)", () => {
+  // HTTP reads: an ordered agent pushes the transcript on the socket instead.
+  onStockAgent();
   it("a caching getInitialMessages answers the read after the clear with the old transcript: the screen stays empty, the tool call runs once", async () => {
     const name = uniqueName("staleloader");
     const tool = pendingClientCall();

@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { expect, vi } from "vitest";
 import { useAgentChat, type UseAgentChatOptions, type UseAgentChatReturn } from "../../src";
-import { CHAT_AGENT, agentHost, shape, stored } from "./e2e";
+import { agentHost, runAgent, shape, stored } from "./e2e";
 import { mountComposable } from "./mount";
 
 export type Chat = UseAgentChatReturn<UIMessage>;
@@ -9,7 +9,7 @@ export type Chat = UseAgentChatReturn<UIMessage>;
 /** Mounts a component chatting with the fixture agent's conversation `name`. */
 export function openChat(name: string, options: Partial<UseAgentChatOptions> = {}) {
   const mounted = mountComposable(() =>
-    useAgentChat({ client: { agent: CHAT_AGENT, host: agentHost(), name }, ...options })
+    useAgentChat({ client: { agent: runAgent(), host: agentHost(), name }, ...options })
   );
   return { chat: mounted.result, unmount: mounted.unmount };
 }
@@ -27,7 +27,7 @@ export function openTracked(cleanup: Array<() => void>, name: string, options: P
 }
 
 /** Waits until the screen shows exactly what the agent stored (ids, roles, text per part). */
-export async function expectScreenIsStored(chat: Chat, name: string, agent = CHAT_AGENT, timeout = 5_000): Promise<void> {
+export async function expectScreenIsStored(chat: Chat, name: string, agent = runAgent(), timeout = 5_000): Promise<void> {
   await vi.waitFor(async () => expect(shape(chat.messages.value)).toEqual(shape(await stored(name, agent))), {
     timeout,
     interval: 50

@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { expect, inject, vi } from "vitest";
+import { afterAll, beforeAll, expect, inject, vi } from "vitest";
 
 /** `host:port` of the shared `wrangler dev`. */
 export const agentHost = () => inject("agentHost");
@@ -18,9 +18,29 @@ export const CHAT_AGENT = inject("chatAgent");
 export const kebab = (agent: string) => agent.replace(/[A-Z]/g, (c, i) => (i ? "-" : "") + c.toLowerCase());
 /** {@link CHAT_AGENT} as its URL names it. */
 export const CHAT_AGENT_PATH = kebab(CHAT_AGENT);
+/** The fixture's stock `AIChatAgent` (no ordered transcript). */
+export const STOCK_AGENT = "ScriptedChatAgent";
+
+let blockAgent: string | undefined;
+/** The agent the helpers talk to by default: the run's, or the stock one inside a block that asked for it. */
+export const runAgent = (): string => blockAgent ?? CHAT_AGENT;
+
+/**
+ * In this `describe` block the helpers talk to the stock agent, whichever the
+ * run's is: its tests are about HTTP transcript reads, which an ordered agent
+ * (exact sync) makes unnecessary.
+ */
+export function onStockAgent(): void {
+  beforeAll(() => {
+    blockAgent = STOCK_AGENT;
+  });
+  afterAll(() => {
+    blockAgent = undefined;
+  });
+}
 
 /** The HTTP base of one agent instance. */
-export function agentUrl(name: string, agent = CHAT_AGENT): string {
+export function agentUrl(name: string, agent = runAgent()): string {
   return `${agentOrigin()}/agents/${kebab(agent)}/${encodeURIComponent(name)}`;
 }
 
@@ -32,7 +52,7 @@ export interface LogEntry {
 }
 
 /** What the agent saw: connections, frames, reads, turns. */
-export async function readLog(name: string, agent = CHAT_AGENT): Promise<LogEntry[]> {
+export async function readLog(name: string, agent = runAgent()): Promise<LogEntry[]> {
   const response = await fetch(`${agentUrl(name, agent)}/log`);
   expect(response.ok).toBe(true);
   return ((await response.json()) as { entries: LogEntry[] }).entries;
@@ -56,18 +76,18 @@ export async function waitForLog(
 }
 
 /** Frames of one type the agent received. */
-export async function framesOf(name: string, type: string, agent = CHAT_AGENT): Promise<LogEntry[]> {
+export async function framesOf(name: string, type: string, agent = runAgent()): Promise<LogEntry[]> {
   return (await readLog(name, agent)).filter((entry) => entry.kind === "frame" && entry.type === type);
 }
 
 /** The agent's stored transcript (not logged as a read). */
-export async function stored(name: string, agent = CHAT_AGENT): Promise<UIMessage[]> {
+export async function stored(name: string, agent = runAgent()): Promise<UIMessage[]> {
   const response = await fetch(`${agentUrl(name, agent)}/stored`);
   expect(response.ok).toBe(true);
   return (await response.json()) as UIMessage[];
 }
 
-export async function post(name: string, route: string, body: unknown, agent = CHAT_AGENT): Promise<Response> {
+export async function post(name: string, route: string, body: unknown, agent = runAgent()): Promise<Response> {
   return fetch(`${agentUrl(name, agent)}/${route}`, {
     method: "POST",
     headers: { "content-type": typeof body === "string" ? "text/plain" : "application/json" },
