@@ -59,7 +59,7 @@ export class TranscriptReads<M extends UIMessage> {
     else if (!connect && this.model.base.firstLoad === "waiting" && (frame || !this.awaitsTranscript)) this.startFirstLoad();
   }
 
-  /** A local replacement before the first read left is the transcript: nothing is read. */
+  /** Rule (a replacement is the first load): a local replacement before the first read left is the transcript; nothing is read. */
   replaced(): void {
     if (this.model.base.firstLoad !== "waiting") return;
     this.model.base.firstLoad = "done";

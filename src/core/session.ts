@@ -244,7 +244,7 @@ export class ChatSession<M extends UIMessage> {
 
   // ─── Resume and continuation ──────────────────────────────────────
 
-  /** Serialized AI SDK resume: every caller shares the running one (#1837). */
+  /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
     if (this.resumeOperation) return this.resumeOperation;
     this.resumeKeptError = this.state.status === "error" ? this.state.error : undefined;

@@ -26,22 +26,22 @@ let tokens = 0;
 export const isRunning = (c: Continuation): boolean =>
   c.kind === "scheduled" || c.kind === "probing" || c.kind === "attached" || c.kind === "observed";
 
-/** Rule: a tool output or approval asks for the continuation once; a new one clears a stop's pending cancel. */
+/** Rule (continuation requested): a tool output or approval asks for the continuation once; a new one clears a stop's pending cancel. */
 export function requested(c: Continuation): Continuation {
   return isRunning(c) ? c : { kind: "scheduled", token: ++tokens };
 }
 
-/** Rule: the scheduled continuation's probe starts (the chat settled). */
+/** Rule (continuation launched): the scheduled continuation's probe starts (the chat settled). */
 export function launched(c: Continuation): Continuation {
   return c.kind === "scheduled" ? { kind: "probing", token: c.token, requestId: null } : c;
 }
 
-/** Rule: the transport took a stream offer while the probe ran: that stream is the continuation. */
+/** Rule (continuation attached): the transport took a stream offer while the probe ran: that stream is the continuation. */
 export function attached(c: Continuation, requestId: string): Continuation {
   return c.kind === "probing" ? { kind: "attached", token: c.token, requestId } : c;
 }
 
-/** Rule: the server named the pending turn; a stopped continuation learns the id it must cancel. */
+/** Rule (pending turn named, #1784): the server named the pending turn; a stopped continuation learns the id it must cancel. */
 export function pendingNamed(c: Continuation, requestId: string | undefined, probeId: string | undefined): Continuation {
   // Any of the stopped continuation's probes may name it: the launch's answer can still be on its way (issue 22, 3).
   if (c.kind === "cancel-on-start") return probeId !== undefined ? { ...c, requestId: requestId ?? c.requestId } : c;
@@ -49,12 +49,12 @@ export function pendingNamed(c: Continuation, requestId: string | undefined, pro
   return c;
 }
 
-/** Rule: the server offered the continuation before the probe asked; the observer renders it. */
+/** Rule (continuation observed early): the server offered the continuation before the probe asked; the observer renders it. */
 export function observedEarly(c: Continuation, requestId: string): Continuation {
   return c.kind === "scheduled" || c.kind === "probing" ? { kind: "observed", token: ++tokens, requestId } : c;
 }
 
-/** Rule: the resume that `token` launched settled; a newer continuation is not its to end. */
+/** Rule (continuation settled): the resume that `token` launched settled; a newer continuation is not its to end. */
 export function settled(c: Continuation, token: number): Continuation {
   return "token" in c && c.token === token ? idle : c;
 }

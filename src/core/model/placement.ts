@@ -72,7 +72,7 @@ export class ReplyPlacement<M extends UIMessage> {
     return [...snapshot.filter((message) => message.id !== protection.assistantId), live];
   }
 
-  /** A send while a reply streams here: that reply is kept at the tail. */
+  /** Rule (a send keeps the streaming reply last): a send while a reply streams here keeps that reply at the tail. */
   protectStreamingTail(): void {
     const messages = this.list.messages;
     const index = messages.findLastIndex((message) => message.role === "assistant");
@@ -105,12 +105,12 @@ export class ReplyPlacement<M extends UIMessage> {
     if (protection && index >= 0) protection.anchorId = merged[index - 1]?.id ?? null;
   }
 
-  /** The socket closed: the cut-off local copy must not win over later snapshots (#2464). */
+  /** Rule (a close ends the live reply overlay, #2464): the cut-off local copy must not win over later snapshots. */
   unprotect(): void {
     this.protection = null;
   }
 
-  /** The reply finished: it goes back after its anchor. */
+  /** Rule (the finished reply goes back after its anchor): once its turn ended, it leaves the tail. */
   release(assistantId: string | undefined): void {
     const protection = this.protection;
     if (!protection || (assistantId !== undefined && protection.assistantId !== assistantId)) return;

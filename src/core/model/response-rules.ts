@@ -27,7 +27,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   streams.noteResponse(frame);
   const ended = streams.turnEnd(frame);
   if (ended) {
-    // Our own turn is still settling in the AI SDK: report it once it has.
+    // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
     if (m.local.has(id) && m.busy) streams.deferredEnds.push(ended);
     else m.io.call("onTurnEnd", () => m.io.settings().onTurnEnd?.(ended));
   }
@@ -52,6 +52,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   return m.base.exact ? "none" : readBack;
 }
 
+/** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
   const record = m.streams.at(id);
@@ -98,6 +99,7 @@ function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void 
   m.streams.at(id).acked = false;
 }
 
+/** Rule (the observer path): another request's frames; replays only once offered or observed, an error ends it unrendered, applied replays are skipped (#1951). */
 function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
   const record = m.streams.at(id);
@@ -151,7 +153,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
 }
 
 /**
- * The observed turn's state machine: one accumulating message per observed stream.
+ * Rule (one message per observed stream): a new stream id starts one; live chunks merge as they come, replays at `replayComplete` or `done`.
  * Upstream's `broadcastTransition` is this machine over its own `StreamAccumulator`, so it cannot carry `ObservedMessage`'s rules.
  */
 function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, chunk: unknown): void {

@@ -30,7 +30,7 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
 }
 
 /**
- * `cf_agent_stream_resuming`: the server offers a running stream. The
+ * `cf_agent_stream_resuming`. Rule (one ACK per offer per socket, #1733): the server offers a running stream. The
  * transport's waiting probe takes it (ACK and attach); otherwise this client
  * ACKs it itself and renders it as an observed turn, once per socket.
  */
@@ -44,7 +44,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   const awaiting = transport.isAwaitingResume();
   const earlyContinuation = isRunning(m.continuation) && !awaiting;
   if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
-    // Not resuming: a live stream is withheld from this socket until it ends.
+    // Rule (withheld offer): not resuming, a live stream is withheld from this socket until it ends.
     if (probeId === undefined) streams.heldTurn = id;
     if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
     m.io.reconcile();
@@ -87,7 +87,7 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
 }
 
 /**
- * A socket opened: the chat's first open, a reconnect after a close (a
+ * Rule (open edges): a socket opened: the chat's first open, a reconnect after a close (a
  * server that pushes its transcript on connect sends it on this socket, so
  * only others are read), or neither (an open the chat saw already).
  */
@@ -104,7 +104,7 @@ export function socketOpened<M extends UIMessage>(m: ChatModel<M>): "first" | "r
   return m.base.pushes ? "reconnect" : "reconnect-and-read";
 }
 
-/** `cf_agent_chat_recovering` (#1620): the server recovers an interrupted turn, or is done with it. */
+/** `cf_agent_chat_recovering`. Rule (recovering, #1620): the server recovers an interrupted turn, or is done with it. */
 export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: boolean): void {
   m.probes.recovering = recovering;
   m.io.flags({ recovering });
@@ -113,7 +113,7 @@ export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: b
 }
 
 /**
- * A socket that had opened closed. The transport ends every local stream and
+ * Rule (a close holds the cut turn): a socket that had opened closed. The transport ends every local stream and
  * no done frame will reach them; the turn the transport followed may still
  * run, so client tools wait for it (#2195). Without `resume`, the next open
  * asks once whether it still does.

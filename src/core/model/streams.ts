@@ -67,7 +67,7 @@ export class StreamRecords {
     return record;
   }
 
-  /** The socket closed: offers this client ACKed itself were for that socket. */
+  /** Rule (ACKs are per socket): the socket closed; offers this client ACKed itself were for that socket. */
   socketClosed(): void {
     for (const record of this.records.values()) record.acked = false;
   }

@@ -57,7 +57,7 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
   m.list.replaceMessage(index, { ...updated, id: localId });
 }
 
-/** A clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped. */
+/** Rule (reset on clear): a clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped. */
 export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
   m.base.replacedLocally();
   m.replace([]);
@@ -113,7 +113,7 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
 }
 
 /**
- * A later read answered (`stored` null: it failed). Admitted answers are
+ * Rule (later reads merge): a later read answered (`stored` null: it failed). Admitted answers are
  * combined with the screen by `mergeMessages`; see `TranscriptBase.admit`
  * for which are, and `LocalIntents.readSettled` for the clear they confirm.
  */
