@@ -70,6 +70,14 @@ async function textOf(locator: Locator): Promise<string> {
   return (await locator.locator(".message__text").allInnerTexts()).join(" ").replace(/\s+/g, " ").trim();
 }
 
+/** The text of the last stored assistant message of `conversation`, joined as `textOf` joins the page's. */
+async function storedLastReply(demo: Demo, conversation: string): Promise<string | undefined> {
+  const response = await fetch(`${demo.worker.origin}/agents/chat-agent/${conversation}/get-messages`);
+  const messages = (await response.json()) as Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
+  const reply = messages.findLast((message) => message.role === "assistant");
+  return reply?.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : [])).join(" ").replace(/\s+/g, " ").trim();
+}
+
 /** The text of the stored reply to `/story` in `conversation`, joined as `textOf` joins the page's. */
 async function storedStory(demo: Demo, conversation: string): Promise<string | undefined> {
   const response = await fetch(`${demo.worker.origin}/agents/chat-agent/${conversation}/get-messages`);
@@ -252,6 +260,8 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await waitForWords(reply, 60);
     await page.getByRole("button", { name: "Stop" }).click();
     await waitIdle(page);
+    // The stopped reply ends as the agent stored it: the chunks it sent before it took the cancel are read back.
+    await expect.poll(async () => (await textOf(lastAssistant(page))) === (await storedLastReply(demo, "welcome")), { timeout: TIMEOUT }).toBe(true);
     const stopped = await textOf(lastAssistant(page));
     await page.waitForTimeout(1_000);
     const later = await textOf(lastAssistant(page));

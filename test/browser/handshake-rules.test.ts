@@ -92,6 +92,40 @@ describe("a pending resume probe does not hold sends (issue 21, 4)", () => {
   });
 });
 
+describe("an observed turn another request supersedes ends (demo check: the agent goes down mid-reply)", () => {
+  it("a recovery offered on a reconnect whose probe a send settled ends when this client's request streams: nothing stays streaming, and the stored transcript is read", async () => {
+    let reads = 0;
+    const stored = [user("u1", "/story"), assistant("story", { type: "text", text: "Once upon a time, longer" } as Part)];
+    const { socket, chat } = setup({
+      initialMessages: undefined,
+      getInitialMessages: async () => {
+        reads++;
+        return stored;
+      }
+    });
+    await openIdle(socket);
+    await vi.waitFor(() => expect(chat.isLoading.value).toBe(false));
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    // A send while the re-probe is out settles it; the server offers its recovering turn from onConnect.
+    void chat.sendMessage({ text: "Are you still there?" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    socket.push({ type: "cf_agent_stream_resuming", id: "recovery" });
+    await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain("recovery"));
+    expect(chat.isServerStreaming.value).toBe(true);
+    // The re-probe's late answer reaches no one; the recovery never streams (this client's request superseded it).
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    const readsBefore = reads;
+    answer(socket, String(requests(socket)[0]!.id), "a2", ["yes"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    await vi.waitFor(() => expect(chat.isStreaming.value).toBe(false));
+    expect(chat.isServerStreaming.value).toBe(false);
+    // What the recovery stored unseen is read back.
+    await vi.waitFor(() => expect(reads).toBeGreaterThan(readsBefore));
+  });
+});
+
 describe("a reconnect that finds nothing keeps the error (issue 21, 5)", () => {
   it("status error, a reconnect, its probe answered idle: status and error stay until cleared", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});

@@ -25,6 +25,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const { id } = frame;
   const streams = m.streams;
   streams.noteResponse(frame);
+  // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
+  if (!frame.replay && frame.outcome !== "skipped" && (terminal(frame) || frame.body.trim() !== "")) endObservedBy(m, id);
   const ended = streams.turnEnd(frame);
   if (ended) {
     // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
@@ -53,6 +55,18 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
 }
 
 /** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
+/**
+ * Another request's turn runs: the observed one is over, unseen to its end,
+ * so what it stored is read back (with `resyncOnReconnect`; an ordered server
+ * sends it).
+ */
+export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string): void {
+  const watched = m.observed.streamId;
+  if (watched === null || watched === id) return;
+  m.dropObserved(false);
+  if (!m.base.exact) m.io.read(false);
+}
+
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
   const record = m.streams.at(id);

@@ -2,10 +2,16 @@ import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
 import type { ChatModel } from "./index";
+import { endObservedBy } from "./response-rules";
 
 /** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
 export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
   m.io.transport.handleStreamPending();
+  // Rule (held and recovering turns): the server says "pending" only while no stream runs, so a held or observed turn other than the pending one is over.
+  if (id !== undefined) {
+    if (m.streams.heldTurn !== null && m.streams.heldTurn !== id) m.streams.heldTurn = null;
+    endObservedBy(m, id);
+  }
   m.continuation = pendingNamed(m.continuation, id, probeId);
 }
 
@@ -36,8 +42,9 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
  */
 export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: string, probeId: string | undefined): void {
   const streams = m.streams;
-  // Server turns are serialized: an offer for another request ends the held one.
+  // Server turns are serialized: an offer for another request ends the held one, and the observed one.
   if (streams.heldTurn !== id) streams.heldTurn = null;
+  endObservedBy(m, id);
   if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
   if (cancelStoppedContinuation(m, id, probeId)) return;
   const transport = m.io.transport;
