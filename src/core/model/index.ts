@@ -67,6 +67,8 @@ export interface Probes {
   idleId: string | null;
   /** The server says it is recovering (#1620). */
   recovering: boolean;
+  /** An offer this socket left un-ACKed because its probe would be answered with it (the server parks the socket until an ACK). */
+  declined: string | null;
 }
 
 /** Everything the client knows of one conversation, and the ports it acts through. */
@@ -78,7 +80,7 @@ export class ChatModel<M extends UIMessage> {
   readonly placement: ReplyPlacement<M>;
   readonly observed: ObservedTurn<M>;
   readonly link: Link = { open: false, everOpened: false, sawClose: false };
-  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false };
+  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
   private continuationValue: Continuation = idle;
 
   constructor(

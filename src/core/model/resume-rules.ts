@@ -24,6 +24,14 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
   const c = m.continuation;
   if (c.kind === "cancel-on-start" && c.probeId === probeId) m.continuation = idle;
   const handled = m.io.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
+  // Rule (a declined offer is ACKed once the probe finds nothing): the server parked this socket when it
+  // offered; its stream ended without unparking it, which would withhold this client's own next stream.
+  const declined = m.probes.declined;
+  if (declined !== null && probeId !== undefined) {
+    m.probes.declined = null;
+    m.streams.at(declined).acked = true;
+    m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
+  }
   const answersIdleProbe = m.probes.idleId !== null && probeId === m.probes.idleId;
   if (answersIdleProbe) m.probes.idleId = null;
   if ((handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string") {
@@ -59,9 +67,13 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   }
   // A probe goes out on this socket as soon as the chat settles; its answer
   // offers the same stream again, so ACKing this one too would replay twice.
-  if (probeId === undefined && !awaiting && !earlyContinuation && m.probes.reconnect) return;
+  if (probeId === undefined && !awaiting && !earlyContinuation && m.probes.reconnect) {
+    m.probes.declined = id;
+    return;
+  }
   const record = streams.at(id);
   if (!isRunning(m.continuation)) record.replayPending = true;
+  if (m.probes.declined === id) m.probes.declined = null;
   if (transport.handleStreamResuming({ id })) {
     m.continuation = attached(m.continuation, id);
     m.io.reconcile();
@@ -127,6 +139,7 @@ export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: b
  */
 export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
   m.link.sawClose = true;
+  m.probes.declined = null;
   m.probes.recovering = false;
   m.streams.socketClosed();
   m.placement.unprotect();
