@@ -159,6 +159,9 @@ export class ChatModel<M extends UIMessage> {
   /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */
   dropObserved(hold = true): void {
     if (hold && this.observed.streamId !== null) this.streams.heldTurn = this.observed.streamId;
+    // Rule (no empty replies): a reply it left without a part goes once the chat settles; a frame brings it back if the turn stored one.
+    const shell = this.observed.message?.id;
+    if (shell !== undefined) this.streams.endedReplies.add(shell);
     this.observed.end();
     this.io.flags({ serverStreaming: false });
     if (hold && this.continuation.kind === "observed") this.continuation = idle;

@@ -115,16 +115,23 @@ export class LocalIntents<M extends UIMessage> {
   /**
    * Rule (clear retires): when the newest read issued after it settles. What
    * came from the server during the hold and the stored transcript lacks is
-   * returned for removal, and what the clear removed, which that read's
+   * returned for removal when that read was admitted, and what the clear removed, which that read's
    * answer must not bring back: it can reach the agent before the clear did
-   * (a caching loader always answers so; issue 21, 9).
+   * (a caching loader always answers so; issue 21, 9), unless the answer
+   * shows it was read after the clear.
    */
   readSettled(readId: number, newest: boolean, stored: readonly M[] | null): { unconfirmed: Set<string>; cleared: Set<string> } | undefined {
     const clear = this.clear;
     if (!clear || !newest || readId <= clear.afterRead) return undefined;
     this.clear = null;
-    const storedIds = new Set(stored?.map((message) => message.id));
-    return { unconfirmed: new Set([...clear.arrived].filter((id) => !storedIds.has(id))), cleared: clear.cleared };
+    // An answer that was not admitted (failed, or overtaken) proves nothing: what arrived stays.
+    if (!stored) return { unconfirmed: new Set(), cleared: clear.cleared };
+    const storedIds = new Set(stored.map((message) => message.id));
+    const unconfirmed = new Set([...clear.arrived].filter((id) => !storedIds.has(id)));
+    // An answer holding what arrived during the hold was read after the clear: what it holds of the
+    // cleared messages is stored again (another tab's stale list wrote it back), so it shows.
+    const postdates = stored.some((message) => clear.arrived.has(message.id));
+    return { unconfirmed, cleared: postdates ? new Set() : clear.cleared };
   }
 
   /**
@@ -154,9 +161,15 @@ export class LocalIntents<M extends UIMessage> {
     this.settleRewrite(current);
     const edited = this.rewrite?.edited;
     if (!this.rewrite?.retracted.size && !edited && !this.clear) return messages;
+    const rewrite = this.rewrite;
     return messages
       .filter((message) => !this.isRetracted(message.id, current))
-      .map((message) => (message.id === edited?.id ? edited : message));
+      .map((message) => {
+        if (message.id !== edited?.id) return message;
+        // The frame's copy may be older than the edit, or newer (another client wrote it after): the stored transcript decides once the edit settles.
+        if (rewrite && JSON.stringify(message.parts) !== JSON.stringify(edited.parts)) rewrite.heldBack = true;
+        return edited;
+      });
   }
 
   /**
@@ -184,6 +197,9 @@ export class LocalIntents<M extends UIMessage> {
    */
   requestPrepared(request: { messages: M[]; trigger: string; messageId?: string }, known: ReadonlySet<string>, current: readonly M[]): void {
     if (request.trigger === "regenerate-message" || request.messageId !== undefined) this.settleRewrite(current);
+    // Rule (clear retires): a request's list writes what it carries back on the server, also what first came during a clear's hold.
+    const clear = this.clear;
+    if (clear) for (const message of request.messages) clear.arrived.delete(message.id);
     if (request.trigger !== "submit-message") return;
     const sent = request.messages.findLast((message) => message.role === "user");
     if (sent && !known.has(sent.id)) this.unechoed.set(sent.id, { lacked: false });

@@ -55,7 +55,9 @@ export class ObservedTurn<M extends UIMessage> {
     const messages = this.list.messages;
     if (this.intents.isRetracted(observed.id, messages)) return;
     const index = observed.targetIndex(messages);
-    if (index >= 0 && messages[index] !== this.lastMerge && observed.divergesFrom(messages)) return;
+    const other = index >= 0 && messages[index] !== this.lastMerge ? messages[index] : undefined;
+    // Another writer's copy that holds more parts wins too: a frame ahead of chunks the server withheld from this socket.
+    if (other && (observed.divergesFrom(messages) || observed.parts.length < other.parts.length)) return;
     const message = observed.toMessage<M>();
     this.lastMerge = message;
     if (index >= 0) this.list.replaceMessage(index, message);

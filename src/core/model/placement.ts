@@ -65,6 +65,8 @@ export class ReplyPlacement<M extends UIMessage> {
       this.protection = null;
       return [...snapshot];
     }
+    // Rule (live reply overlay): where the frame has the reply is where it goes back when it finishes.
+    if (index >= 0) protection.anchorId = snapshot[index - 1]?.id ?? null;
     const live =
       current.find((message) => message.id === protection.assistantId) ??
       snapshot.find((message) => message.id === protection.assistantId);

@@ -48,13 +48,15 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (m.local.has(id)) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
   if (!terminal(frame)) return "none";
+  // Rule (live reply overlay): the reply goes back when its request ends, also one the transport let go of before its done (a stopped resume).
+  const named = streams.get(id)?.replyId;
+  if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
   const readBack = streams.readBackAtEnd(frame);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
   return m.base.exact ? "none" : readBack;
 }
 
-/** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 /**
  * Another request's turn runs: the observed one is over, unseen to its end,
  * so what it stored is read back (with `resyncOnReconnect`; an ordered server
@@ -67,6 +69,7 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
   if (!m.base.exact) m.io.read(false);
 }
 
+/** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
   const record = m.streams.at(id);
@@ -183,7 +186,8 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (chunk !== undefined) message.apply(chunk);
   if (frame.done) {
     observed.end();
-    observed.mergeUnlessDiverged(message);
+    // Rule (no empty replies): a stream that ends before a part was seen here leaves nothing to show (a done after an ACK that replayed nothing).
+    if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
     m.io.flags({ serverStreaming: false });
     return;
@@ -244,6 +248,8 @@ export function ownTurnFinished<M extends UIMessage>(
   m.intents.unechoed.clear();
   if (m.streams.unsequenced.delete(id)) collapseReplays(m, id);
   m.placement.finished(id);
+  // Rule (no empty replies): a reply this client's stream ended without a part also goes (its done may never come: a close cut it).
+  if (event.message.parts.length === 0) m.streams.endedReplies.add(id);
   if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
   const index = event.messages.findIndex((message) => message.id === id);
   if (index >= 0) m.base.hold(event.messages.slice(0, index + 1));

@@ -7,6 +7,8 @@ import { endObservedBy } from "./response-rules";
 /** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
 export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
   m.io.transport.handleStreamPending();
+  // Rule (idle proves nothing runs): a pending answer is the idle probe's answer; the offer that follows carries no probe id.
+  if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
   // Rule (held and recovering turns): the server says "pending" only while no stream runs, so a held or observed turn other than the pending one is over.
   if (id !== undefined) {
     if (m.streams.heldTurn !== null && m.streams.heldTurn !== id) m.streams.heldTurn = null;
@@ -56,6 +58,18 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
   if (cancelStoppedContinuation(m, id, probeId)) return;
   const transport = m.io.transport;
+  // Rule (own request offered): the server withholds a stream from a socket it offered it to until an
+  // ACK; a request this client sent and still streams (a socket parked by a probe while it was pending)
+  // is ACKed, never given to a probe: its transport stream takes the replay, which starts from chunk 0.
+  // Not one it stopped, nor one ACKed already (by this rule, or by the transport: its ACK starts `seq`).
+  const own = m.local.has(id) && probeId === undefined ? streams.at(id) : undefined;
+  if (own) {
+    if (!own.acked && !own.stopped && own.seq === undefined) {
+      own.acked = own.unreplayed = true;
+      m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
+    }
+    return;
+  }
   const awaiting = transport.isAwaitingResume();
   const earlyContinuation = isRunning(m.continuation) && !awaiting;
   if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
@@ -84,6 +98,9 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (earlyContinuation) m.continuation = observedEarly(m.continuation, id);
   // An early continuation extends the message the tool call is in, even
   // before its replayed `start` (an empty replay would append a blank reply).
+  // Rule (no empty replies): a shell the stream left before this offer goes if the replay does not fill it.
+  const shell = m.observed.message?.id;
+  if (shell !== undefined) streams.endedReplies.add(shell);
   m.observed.begin(id, earlyContinuation);
   transport.observeServerTurn(id);
   m.io.flags({ serverStreaming: true, recovering: false });
@@ -146,7 +163,10 @@ export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
   const unfinished = m.io.transport.activeServerTurnId;
   if (unfinished !== null) m.streams.heldTurn = unfinished;
   if (m.io.settings().resume) return;
-  m.probes.idleNeeded ||= unfinished !== null || m.observed.active || m.streams.holdsTools;
+  // Rule (idle proves nothing runs): the server answers a probe on the socket that sent it; one the close cut off is asked again.
+  const cutOff = m.probes.idleId !== null;
+  m.probes.idleId = null;
+  m.probes.idleNeeded ||= cutOff || unfinished !== null || m.observed.active || m.streams.holdsTools;
   m.dropObserved();
 }
 
@@ -160,6 +180,8 @@ export function reconnectProbe<M extends UIMessage>(m: ChatModel<M>, newProbeId:
   const probes = m.probes;
   if (!m.link.open || !probes.reconnect) return undefined;
   if (!m.io.settings().resume) {
+    // Rule (one probe per reconnect): it waits for this client's own request too; finding it pending, the server would park the socket and withhold that request's stream from it.
+    if (m.busy) return undefined;
     probes.reconnect = false;
     if (probes.idleNeeded) {
       probes.idleNeeded = false;

@@ -162,6 +162,10 @@ export class StreamRecords {
    */
   noteResponse(frame: ResponseFrame): void {
     if ((frame.done || frame.error) && this.heldTurn === frame.id) this.heldTurn = null;
+    // The held turn's own done may have gone with a closed socket: another request's turn ending or streaming live ends it too.
+    else if (this.heldTurn !== null && this.heldTurn !== frame.id && !frame.replay && frame.outcome !== "skipped" && (frame.done || frame.error || frame.body.trim() !== "")) {
+      this.heldTurn = null;
+    }
     if (frame.done && frame.outcome === "recovering") this.recoveringTurn = frame.id;
     else if (this.recoveringTurn !== null && this.recoveringTurn !== frame.id && !frame.replay && frame.outcome !== "skipped") {
       this.recoveringTurn = null;

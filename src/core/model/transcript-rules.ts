@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { isDevelopment } from "../diagnostics";
-import { prependMissing } from "../transcript";
+import { prependMissing, withoutEmptyReplies } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
 import type { ChatModel } from "./index";
@@ -95,10 +95,13 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!m.base.admitVersion(version)) return [];
   m.base.messages = [];
+  const interrupted = [...m.local];
   m.dropObserved(false);
   m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
+  // Rule (received clear): this client's own turn it aborted may store its partial reply after the clear went out, unseen by its sender: its end reads back.
+  for (const id of interrupted) m.streams.at(id).interruptedByClear = true;
   if (!m.base.exact) m.io.read(true);
   return dropped;
 }
@@ -107,6 +110,8 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
   if (m.base.firstLoad !== read) return;
   m.base.firstLoad = "done";
+  // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
+  m.io.reconcile();
   if (!stored || !m.base.admitFirst(read, true)) return;
   m.base.hold(stored);
   m.replace(prependMissing(stored, m.messages));
@@ -180,16 +185,20 @@ export function localClear<M extends UIMessage>(
   running: Array<string | null>,
   canRead: boolean
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
-  const interrupted = [...(m.busy ? m.local : []), ...running];
+  // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
+  const interrupted = [...m.local, ...running];
   const cleared = new Set(m.messages.map((message) => message.id));
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back.
   const activeTurn = m.io.transport.activeServerTurnId;
   const interruptedReply = m.observed.message?.id ?? (activeTurn === null ? undefined : m.streams.get(activeTurn)?.replyId);
   if (interruptedReply !== undefined) cleared.delete(interruptedReply);
   const dropped = resetTranscript(m);
+  // Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
+  m.streams.heldTurn = m.streams.recoveringTurn = null;
   for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
-  const read = cleared.size > 0 && m.link.open && canRead && !m.base.exact;
+  // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
+  const read = m.link.open && canRead && !m.base.exact;
   if (read) m.intents.beginClear(cleared, m.base.newestRead);
   else m.intents.clear = null;
   return { dropped, read };
@@ -199,7 +208,7 @@ export function localClear<M extends UIMessage>(
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
   m.base.replacedLocally();
   if (sync) {
-    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
+    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages: withoutEmptyReplies(messages) });
     m.base.known.clear();
     m.base.hold(messages);
   }

@@ -1,0 +1,461 @@
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import { type Chunk, type M, type Part, WorldError, type WorldPort, clone } from "./shared";
+
+/**
+ * A simulated `AIChatAgent`: the stored transcript, serialized turns that
+ * stream chunks with `seq`, broadcasts to the other clients, the resumable
+ * stream and the resume handshake, as `@cloudflare/ai-chat` 0.12.2 and
+ * `agents/chat` do them (see the notes on each method).
+ */
+
+export type Sender = { kind: "me"; conn: number } | { kind: "other" };
+
+interface Turn {
+  requestId: string;
+  sender: Sender;
+  continuation: boolean;
+  /** The id the reply is stored under (for a continuation, the message it extends). */
+  replyId: string;
+  plan: Chunk[];
+  next: number;
+  /** Chunk bodies sent so far: the resumable stream's buffer. */
+  bodies: string[];
+  message: M;
+  abort: "cancel" | "clear" | null;
+  fail: "thrown" | "in-band" | null;
+  started: boolean;
+}
+
+/** A frame to this client, tagged with the connection it was sent on. */
+export interface Down {
+  conn: number;
+  frame: Record<string, unknown>;
+  replacesTaken: number;
+  clearsTaken: number;
+  /** A transcript frame carrying what the server holds. */
+  whole: boolean;
+}
+
+export class SimAgent {
+  stored: M[] = [];
+  /** Every transcript the server held, for other clients acting on a stale view. */
+  readonly history: M[][] = [[]];
+  readonly queue: Turn[] = [];
+  running: Turn | null = null;
+  readonly outcomes = new Map<string, string | undefined>();
+  /** This client's connection: its generation, and whether it is open. */
+  conn = 0;
+  open = false;
+  /** Notified of the active stream and not ACKed yet: excluded from live frames. */
+  pendingResume = false;
+  /** Parked by a probe while a turn is accepted but not streaming (#1784). */
+  parked = false;
+  /** Parked for a continuation that has not started. */
+  awaitingContinuation = false;
+  continuationPending: { requestId: string; owner: Sender } | null = null;
+  continuationActive: { requestId: string; owner: Sender } | null = null;
+  private ids = 0;
+
+  constructor(
+    private readonly world: WorldPort,
+    readonly down: Down[]
+  ) {}
+
+  newId(prefix: string): string {
+    return `${prefix}${++this.ids}`;
+  }
+
+  /** Every message id the server ever held. */
+  readonly everHeld = new Set<string>();
+
+  private remember(): void {
+    for (const message of this.stored) this.everHeld.add(message.id);
+    this.history.push(clone(this.stored));
+    if (this.history.length > 40) this.history.shift();
+  }
+
+  /** A frame to this client's open connection; live chunks skip a connection that has not ACKed. */
+  /** How many `setMessages` lists of this client's the server took: a frame sent before it took the latest is stale. */
+  replacesTaken = 0;
+  /** How many clears of this client's the server took. */
+  clearsTaken = 0;
+  /** Frames sent to this client, ever. */
+  framesSent = 0;
+
+  toMe(frame: Record<string, unknown>, live = false): void {
+    if (!this.open || (live && this.pendingResume)) return;
+    this.framesSent++;
+    const whole = frame.type === CHAT_MESSAGE_TYPES.CHAT_MESSAGES && sameIds(frame.messages as M[], this.stored);
+    this.down.push({ conn: this.conn, frame: clone(frame), replacesTaken: this.replacesTaken, clearsTaken: this.clearsTaken, whole });
+  }
+
+  /** A frame to one connection of this client (answers to its own frames): dropped if that connection closed. */
+  private toConn(conn: number, frame: Record<string, unknown>): void {
+    if (conn === this.conn) this.toMe(frame);
+  }
+
+  /** Broadcast to every client but the sender. */
+  private broadcast(frame: Record<string, unknown>, sender: Sender | null, live = false): void {
+    if (sender?.kind === "me" && sender.conn === this.conn) return;
+    this.toMe(frame, live);
+  }
+
+  private activeTurn(): Turn | null {
+    return this.running?.started ? this.running : null;
+  }
+
+  private accepted(): boolean {
+    return this.queue.some((turn) => !turn.continuation) || (this.running !== null && !this.running.started && !this.running.continuation);
+  }
+
+  // ── Frames from this client ──
+
+  receive(conn: number, frame: Record<string, unknown>): void {
+    const me: Sender = { kind: "me", conn };
+    switch (frame.type) {
+      case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST:
+        return this.request(me, frame.id as string, frame.messages as M[], this.world.nextReplyShape());
+      case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
+        this.clearsTaken++;
+        return this.clear(me, this.world.coin());
+      case CHAT_MESSAGE_TYPES.CHAT_MESSAGES:
+        this.replacesTaken++;
+        return this.replaceStored(me, frame.messages as M[]);
+      case CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL:
+        return this.cancel(frame.id as string);
+      case CHAT_MESSAGE_TYPES.TOOL_RESULT:
+        return this.toolResult(me, frame.toolCallId as string, frame.output, frame.autoContinue === true);
+      case CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST:
+        return this.resumeRequest(conn, frame.probeId as string | undefined);
+      case CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK:
+        return this.resumeAck(conn, frame.id as string);
+      default:
+        throw new WorldError(`the client sent an unknown frame ${String(frame.type)}`);
+    }
+  }
+
+  /**
+   * `persistMessages`: each message of the list is written by id (a new one
+   * after the last one stored), a rewrite's list that is a subset of the
+   * stored transcript drops the rest (`_deleteStaleRows`), and the other
+   * clients are sent the list itself, not the transcript the server now holds.
+   */
+  private persist(list: M[], sender: Sender, deleteStale: boolean): void {
+    const prior = new Set(this.stored.map((message) => message.id));
+    if (sender.kind === "me") {
+      const overwritten = list.filter((message) => {
+        const stored = this.stored.find((candidate) => candidate.id === message.id);
+        return stored !== undefined && JSON.stringify(stored.parts) !== JSON.stringify(message.parts);
+      });
+      if (overwritten.some((message) => this.world.mayShow(message.id))) this.world.gap("own-request-overwrites-newer");
+    }
+    for (const message of list) {
+      const index = this.stored.findIndex((candidate) => candidate.id === message.id);
+      if (index >= 0) this.stored[index] = clone(message);
+      else this.stored.push(clone(message));
+    }
+    if (deleteStale && list.every((message) => prior.has(message.id))) {
+      const keep = new Set(list.map((message) => message.id));
+      if (sender.kind === "me" && [...prior].some((id) => !keep.has(id) && this.world.mayShow(id))) this.world.gap("own-request-overwrites-newer");
+      this.stored = this.stored.filter((message) => keep.has(message.id));
+    }
+    this.remember();
+    this.tell(list, sender);
+  }
+
+  /**
+   * Whether this client was last told (or itself sent) the transcript the
+   * server holds. The server sends other clients a request's or a
+   * `setMessages` list as it came, and writes it without deleting what it
+   * lacks: what it holds then can differ from what any client was told until
+   * a turn's end sends the whole transcript. Convergence is only promised once it was.
+   */
+  toldMe = true;
+
+  private tell(list: M[], sender: Sender): void {
+    const same = sameIds(list, this.stored);
+    const reachesMe = this.open && !(sender?.kind === "me" && sender.conn === this.conn);
+    if (reachesMe) this.toldMe = same;
+    else if (sender.kind === "me" && !same) this.toldMe = false;
+    this.broadcast({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages: list }, sender);
+  }
+
+  /** A chat request: the server shows its list to the others, writes it, and queues the turn. */
+  request(sender: Sender, requestId: string, messages: M[], shape: number): void {
+    this.broadcast({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages }, sender);
+    this.persist(messages, sender, true);
+    this.queue.push(this.turn(requestId, sender, false, shape));
+  }
+
+  /** A turn waiting to run; its reply's shape picks the word count and a client tool call. */
+  private turn(requestId: string, sender: Sender, continuation: boolean, shape: number): Turn {
+    const replyId = this.newId("s");
+    return {
+      requestId,
+      sender,
+      continuation,
+      replyId,
+      plan: replyPlan(replyId, shape, continuation, () => this.newId("call")),
+      next: 0,
+      bodies: [],
+      message: { id: replyId, role: "assistant", parts: [] },
+      abort: null,
+      fail: null,
+      started: false
+    };
+  }
+
+  /** `early`: the aborted turn stores its partial reply and ends before the clear is broadcast (both orders happen). */
+  clear(sender: Sender, early = false): void {
+    if (this.running) this.running.abort = "clear";
+    for (const turn of this.queue.splice(0)) {
+      this.outcomes.set(turn.requestId, "skipped");
+      if (turn.sender.kind === "me" && !turn.continuation) {
+        this.toConn(turn.sender.conn, { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: turn.requestId, body: "", done: true, outcome: "skipped" });
+      }
+    }
+    this.stored = [];
+    this.remember();
+    this.toldMe = true;
+    this.continuationPending = null;
+    this.awaitingContinuation = false;
+    if (this.parked) this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_NONE });
+    this.parked = false;
+    this.pendingResume = false;
+    if (this.running) {
+      this.running.bodies = [];
+      if (early) this.finish(this.running, "aborted");
+    }
+    this.broadcast({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR }, sender);
+  }
+
+  /** A client's `setMessages` list: written by id, nothing deleted. */
+  replaceStored(sender: Sender, messages: M[]): void {
+    this.persist(messages, sender, false);
+  }
+
+  cancel(requestId: string): void {
+    if (this.running?.requestId === requestId) this.running.abort ??= "cancel";
+    for (const turn of this.queue) if (turn.requestId === requestId) turn.abort ??= "cancel";
+  }
+
+  /** A tool result: the call's part gets the output, every client is told, and with autoContinue a continuation turn is queued. */
+  toolResult(sender: Sender, toolCallId: string, output: unknown, autoContinue: boolean): void {
+    const apply = (message: M): boolean => {
+      let changed = false;
+      message.parts = message.parts.map((part) => {
+        const call = part as { toolCallId?: string; state?: string };
+        if (call.toolCallId !== toolCallId || call.state !== "input-available") return part;
+        changed = true;
+        return { ...part, state: "output-available", output } as Part;
+      });
+      return changed;
+    };
+    const streaming = this.running?.started ? this.running.message : null;
+    let holder: M | undefined;
+    if (streaming && apply(streaming)) holder = streaming;
+    else {
+      holder = this.stored.find((message) => apply(message));
+      if (holder) this.remember();
+    }
+    if (holder) this.toMe({ type: CHAT_MESSAGE_TYPES.MESSAGE_UPDATED, message: holder });
+    if (!autoContinue) return;
+    const requestId = this.newId("c");
+    this.continuationPending = { requestId, owner: sender };
+    // The message it extends is decided once the turn runs (the call's own turn may still stream); it calls no tool.
+    this.queue.push(this.turn(requestId, sender, true, this.world.nextReplyShape() & ~4));
+  }
+
+  private resumeRequest(conn: number, probeId: string | undefined): void {
+    if (conn !== this.conn) return;
+    const active = this.activeTurn();
+    const withProbe = probeId ? { probeId } : {};
+    if (active) {
+      const owner = this.continuationActive;
+      if (owner && owner.requestId === active.requestId && this.ownerElsewhere(owner.owner)) {
+        this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_NONE, reason: "continuation-owned", ...withProbe });
+      } else this.notifyResuming(probeId);
+    } else if (this.continuationPending && this.ownerHere(this.continuationPending.owner)) {
+      this.awaitingContinuation = true;
+      this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_PENDING, id: this.continuationPending.requestId, ...withProbe });
+    } else if (this.accepted()) {
+      this.parked = true;
+      const latest = [...this.queue, ...(this.running ? [this.running] : [])].findLast((turn) => !turn.continuation);
+      this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_PENDING, ...(latest ? { id: latest.requestId } : {}), ...withProbe });
+    } else {
+      this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_NONE, reason: "idle", ...withProbe });
+    }
+  }
+
+  /** The continuation's owner is another client, or this client's connection that is still open. */
+  private ownerElsewhere(owner: Sender): boolean {
+    return owner.kind === "other";
+  }
+
+  private ownerHere(owner: Sender): boolean {
+    return owner.kind === "me";
+  }
+
+  private notifyResuming(probeId?: string): void {
+    const active = this.activeTurn();
+    if (!active || !this.open) return;
+    this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_RESUMING, id: active.requestId, ...(probeId ? { probeId } : {}) });
+    this.pendingResume = true;
+  }
+
+  private resumeAck(conn: number, requestId: string): void {
+    if (conn !== this.conn) return;
+    this.pendingResume = false;
+    const active = this.activeTurn();
+    if (active && active.requestId === requestId) {
+      const continuation = active.continuation ? { continuation: true } : {};
+      active.bodies.forEach((body, seq) => this.toMe({ type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: requestId, body, done: false, replay: true, seq, ...continuation }));
+      this.toMe({ type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: requestId, body: "", done: false, replay: true, replayComplete: true, ...continuation });
+      return;
+    }
+    if (active) return;
+    const outcome = this.outcomes.get(requestId);
+    this.toMe({ type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: requestId, body: "", done: true, replay: true, ...(outcome ? { outcome } : {}) });
+  }
+
+  /** This client's connection opened: a running stream is offered on it, or a probe for an accepted turn is told to wait. */
+  connected(conn: number): void {
+    this.conn = conn;
+    this.open = true;
+    this.pendingResume = this.parked = this.awaitingContinuation = false;
+    if (this.activeTurn()) this.notifyResuming();
+  }
+
+  disconnected(): void {
+    this.open = false;
+    this.pendingResume = this.parked = this.awaitingContinuation = false;
+  }
+
+  // ── Turns ──
+
+  /** Advances the turns by one step: starts the next, streams one chunk, or ends the running one. */
+  step(): boolean {
+    const turn = this.running;
+    if (!turn) {
+      const next = this.queue.shift();
+      if (!next) return false;
+      this.running = next;
+      if (next.abort) {
+        this.finish(next, "aborted");
+        return true;
+      }
+      next.started = true;
+      if (next.continuation) {
+        // A continuation extends the last assistant message, wherever it stands (`_createStreamingAssistantMessage`), else starts one.
+        const last = this.stored.findLast((message) => message.role === "assistant");
+        if (last) next.message = clone(last);
+      }
+      if (next.continuation && this.continuationPending?.requestId === next.requestId) {
+        this.continuationActive = this.continuationPending;
+        this.continuationPending = null;
+        if (this.awaitingContinuation) this.notifyResuming();
+        this.awaitingContinuation = false;
+      }
+      if (this.parked) this.notifyResuming();
+      this.parked = false;
+      return true;
+    }
+    if (turn.abort) {
+      this.finish(turn, "aborted");
+      return true;
+    }
+    if (turn.fail) {
+      this.finish(turn, "error");
+      return true;
+    }
+    const chunk = turn.plan[turn.next];
+    if (!chunk) {
+      this.finish(turn, "completed");
+      return true;
+    }
+    const seq = turn.next++;
+    const body = JSON.stringify(chunk);
+    turn.bodies.push(body);
+    applyToStored(turn.message, chunk);
+    this.toMe({ type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: turn.requestId, body, done: false, seq, ...(turn.continuation ? { continuation: true } : {}) }, true);
+    return true;
+  }
+
+  private finish(turn: Turn, outcome: "completed" | "aborted" | "error"): void {
+    this.running = null;
+    this.pendingResume = false;
+    if (this.continuationActive?.requestId === turn.requestId) this.continuationActive = null;
+    if (this.continuationPending?.requestId === turn.requestId) this.continuationPending = null;
+    if (turn.started && turn.message.parts.length > 0) {
+      const index = this.stored.findIndex((message) => message.id === turn.message.id);
+      const whole = clone(this.stored);
+      if (index >= 0) whole[index] = clone(turn.message);
+      else whole.push(clone(turn.message));
+      this.persist(whole, turn.sender, false);
+    }
+    this.outcomes.set(turn.requestId, outcome);
+    const continuation = turn.continuation ? { continuation: true } : {};
+    const base = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: turn.requestId, ...continuation };
+    if (outcome === "error" && turn.fail === "thrown") {
+      this.toMe({ ...base, body: "boom", done: true, error: true });
+    } else if (outcome === "error") {
+      this.toMe({ ...base, body: "boom", done: false, error: true });
+      this.toMe({ ...base, body: "", done: true, outcome: "error" });
+    } else {
+      this.toMe({ ...base, body: "", done: true, outcome });
+    }
+    if (this.parked && !this.accepted() && !this.activeTurn()) {
+      this.parked = false;
+      this.toMe({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_NONE });
+    }
+  }
+}
+
+function sameIds(a: readonly M[], b: readonly M[]): boolean {
+  return a.length === b.length && a.every((message, index) => message.id === b[index]!.id);
+}
+
+/** The chunks of a reply: `start`, a text part of 1 to 4 words, maybe a client tool call, `finish`. */
+function replyPlan(replyId: string, shape: number, continuation: boolean, newCallId: () => string): Chunk[] {
+  const words = 1 + (shape & 3);
+  const textId = `t-${replyId}-${continuation ? "c" : "r"}`;
+  const chunks: Chunk[] = [continuation ? { type: "start" } : { type: "start", messageId: replyId }, { type: "text-start", id: textId }];
+  for (let i = 0; i < words; i++) chunks.push({ type: "text-delta", id: textId, delta: `${i === 0 ? "" : " "}w${i}` });
+  chunks.push({ type: "text-end", id: textId });
+  if (shape & 4) {
+    const toolCallId = newCallId();
+    chunks.push({ type: "tool-input-start", toolCallId, toolName: "ask" });
+    chunks.push({ type: "tool-input-available", toolCallId, toolName: "ask", input: { q: toolCallId } });
+  }
+  chunks.push({ type: "finish", messageMetadata: { finishReason: "stop" } });
+  return chunks;
+}
+
+/** How the server builds the message it stores from the chunks it streams. */
+function applyToStored(message: M, chunk: Chunk): void {
+  const parts = message.parts as Array<Record<string, unknown>>;
+  switch (chunk.type) {
+    case "text-start":
+      parts.push({ type: "text", text: "", state: "streaming" });
+      return;
+    case "text-delta": {
+      const part = parts.findLast((candidate) => candidate.type === "text");
+      if (part) part.text = `${String(part.text)}${String(chunk.delta)}`;
+      return;
+    }
+    case "text-end": {
+      const part = parts.findLast((candidate) => candidate.type === "text");
+      if (part) part.state = "done";
+      return;
+    }
+    case "tool-input-start":
+      parts.push({ type: `tool-${String(chunk.toolName)}`, toolCallId: chunk.toolCallId, state: "input-streaming", input: undefined });
+      return;
+    case "tool-input-available": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "input-available", input: chunk.input });
+      return;
+    }
+    default:
+  }
+}

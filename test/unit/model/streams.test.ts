@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+import { StreamRecords } from "../../../src/core/model/streams";
+import { response } from "../../support/model-harness";
+
+describe("StreamRecords", () => {
+  describe("Rule (repeated replay, #1733)", () => {
+    it("drops replayed chunks the stream already delivered since the transport's ACK", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 0 }))).toBe(false);
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 1 }))).toBe(false);
+      // A second ACK on the same socket replays the buffer again.
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 0 }))).toBe(true);
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 1 }))).toBe(true);
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 2 }))).toBe(false);
+    });
+
+    it("starts over after a new transport ACK, and after the stream's end", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      streams.isRepeatedReplay(response("r", { replay: true, seq: 3 }));
+      streams.transportAcked("r");
+      expect(streams.isRepeatedReplay(response("r", { replay: true, seq: 0 }))).toBe(false);
+      expect(streams.isRepeatedReplay(response("r", { done: true }))).toBe(false);
+      expect(streams.get("r")!.seq).toBeUndefined();
+    });
+
+    it("leaves continuation replays, live chunks and streams it never ACKed alone", () => {
+      const streams = new StreamRecords();
+      expect(streams.isRepeatedReplay(response("x", { replay: true, seq: 0 }))).toBe(false);
+      streams.transportAcked("r");
+      streams.isRepeatedReplay(response("r", { replay: true, seq: 5 }));
+      expect(streams.isRepeatedReplay(response("r", { replay: true, continuation: true, seq: 1 }))).toBe(false);
+      expect(streams.isRepeatedReplay(response("r", { seq: 1 }))).toBe(false);
+    });
+  });
+
+  describe("Rule (end of stream)", () => {
+    it("reads back in any case when a clear of this client's interrupted the turn and it ended aborted or without outcome", () => {
+      for (const outcome of ["aborted", undefined] as const) {
+        const streams = new StreamRecords();
+        streams.at("r").interruptedByClear = true;
+        expect(streams.readBackAtEnd(response("r", { done: true, outcome }))).toBe("always");
+        expect(streams.get("r")!.interruptedByClear).toBeUndefined();
+      }
+      const completed = new StreamRecords();
+      completed.at("r").interruptedByClear = true;
+      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }))).toBe("none");
+    });
+
+    it("reads back (resync) a stream that ended with nothing replayed since this client's ACK", () => {
+      const streams = new StreamRecords();
+      Object.assign(streams.at("r"), { acked: true, unreplayed: true });
+      expect(streams.readBackAtEnd(response("r", { done: true, replay: true }))).toBe("resync");
+      expect(streams.readBackAtEnd(response("r", { done: true }))).toBe("none");
+    });
+
+    it("reads back every stopped turn: before its reply started here, after, or one the server completed anyway (issue 21, 2)", () => {
+      const before = new StreamRecords();
+      before.stopping(["r"]);
+      expect(before.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("resync");
+      const after = new StreamRecords();
+      after.at("r").replyId = "a";
+      after.stopping(["r"]);
+      expect(after.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("resync");
+      const unstopped = new StreamRecords();
+      unstopped.at("r").replyId = "a";
+      expect(unstopped.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("none");
+      const completed = new StreamRecords();
+      completed.at("r").replyId = "a";
+      completed.stopping(["r"]);
+      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }))).toBe("resync");
+    });
+
+    it("closes the record's books, and reads nothing back for a request it never saw", () => {
+      const streams = new StreamRecords();
+      expect(streams.readBackAtEnd(response("unknown", { done: true }))).toBe("none");
+      Object.assign(streams.at("r"), { acked: true, replyId: "a", replayPending: true, openedText: new Set(["t"]) });
+      streams.readBackAtEnd(response("r", { done: true }));
+      const record = streams.get("r")!;
+      expect([record.acked, record.replyId, record.replayPending, record.openedText, record.stopped]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined
+      ]);
+    });
+  });
+
+  describe("Rule (turn end, once)", () => {
+    it("reports a done once per request", () => {
+      const streams = new StreamRecords();
+      const done = response("r", { done: true, outcome: "completed", messageIds: ["u"] });
+      expect(streams.turnEnd(done)).toEqual({ requestId: "r", messageIds: ["u"], outcome: "completed", replay: false });
+      expect(streams.turnEnd(done)).toBeUndefined();
+    });
+
+    it("names the error of an error frame that came before the done", () => {
+      const streams = new StreamRecords();
+      expect(streams.turnEnd(response("r", { error: true, body: "boom" }))).toBeUndefined();
+      expect(streams.turnEnd(response("r", { done: true }))).toEqual({ requestId: "r", outcome: "error", error: "boom", replay: false });
+    });
+
+    it("does not end a turn that goes on recovering, nor a live chunk", () => {
+      const streams = new StreamRecords();
+      expect(streams.turnEnd(response("r", { chunk: { type: "text-delta" } }))).toBeUndefined();
+      expect(streams.turnEnd(response("r", { done: true, outcome: "recovering" }))).toBeUndefined();
+      expect(streams.turnEnd(response("r", { done: true, outcome: "completed" }))?.outcome).toBe("completed");
+    });
+
+    it("remembers reported ends across a reset", () => {
+      const streams = new StreamRecords();
+      streams.turnEnd(response("r", { done: true }));
+      streams.reset();
+      expect(streams.turnEnd(response("r", { done: true, replay: true }))).toBeUndefined();
+    });
+  });
+
+  describe("Rule (held and recovering turns, #2195 #1620)", () => {
+    it("a terminal frame of the held turn ends the hold", () => {
+      const streams = new StreamRecords();
+      streams.heldTurn = "r";
+      streams.noteResponse(response("other", { done: true, outcome: "skipped" }));
+      streams.noteResponse(response("other", { replay: true, chunk: {} }));
+      expect(streams.heldTurn).toBe("r");
+      expect(streams.holdsTools).toBe(true);
+      streams.noteResponse(response("r", { done: true }));
+      expect(streams.heldTurn).toBeNull();
+      expect(streams.holdsTools).toBe(false);
+    });
+
+    it("another request's live chunk or done ends the hold too: the held turn's own done may have gone with a closed socket", () => {
+      for (const frame of [response("next", { chunk: { type: "text-delta" } }), response("next", { done: true, outcome: "aborted" })]) {
+        const streams = new StreamRecords();
+        streams.heldTurn = "r";
+        streams.noteResponse(frame);
+        expect(streams.heldTurn).toBeNull();
+      }
+    });
+
+    it("a recovering done starts a recovery that a live frame of another request ends", () => {
+      const streams = new StreamRecords();
+      streams.noteResponse(response("r", { done: true, outcome: "recovering" }));
+      expect(streams.recoveringTurn).toBe("r");
+      streams.noteResponse(response("x", { replay: true }));
+      streams.noteResponse(response("x", { done: true, outcome: "skipped" }));
+      streams.noteResponse(response("r", { chunk: {} }));
+      expect(streams.recoveringTurn).toBe("r");
+      streams.noteResponse(response("next", { chunk: {} }));
+      expect(streams.recoveringTurn).toBeNull();
+    });
+  });
+
+  it("a socket close forgets the ACKs this client sent itself", () => {
+    const streams = new StreamRecords();
+    streams.at("r").acked = true;
+    streams.socketClosed();
+    expect(streams.get("r")!.acked).toBe(false);
+  });
+
+  it("a reset keeps only reported ends and replay positions", () => {
+    const streams = new StreamRecords();
+    Object.assign(streams.at("r"), { ended: true, seq: 4, acked: true, replyId: "a" });
+    streams.endedReplies.add("a");
+    streams.deferredEnds.push({ requestId: "r", outcome: "completed", replay: false });
+    streams.reset();
+    expect(streams.get("r")).toEqual({ ended: true, seq: 4 });
+    expect([streams.endedReplies.size, streams.deferredEnds.length]).toEqual([0, 0]);
+  });
+
+  it("forgets the oldest records past 500", () => {
+    const streams = new StreamRecords();
+    for (let i = 0; i <= 500; i++) streams.at(`r${i}`);
+    expect(streams.get("r0")).toBeUndefined();
+    expect(streams.get("r500")).toBeDefined();
+  });
+});

@@ -1,0 +1,273 @@
+import { describe, expect, it, vi } from "vitest";
+import {
+  applyMessageUpdate,
+  applySnapshot,
+  firstReadAnswered,
+  localClear,
+  localReplace,
+  readAnswered,
+  receivedClear,
+  removeEmptyReplies
+} from "../../../src/core/model/transcript-rules";
+import { requested } from "../../../src/core/model/continuation";
+import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../../support/model-harness";
+
+const queuedSend = (id: string) => ({ message: user(id), options: undefined, settle: vi.fn() });
+
+describe("transcript rules", () => {
+  describe("Rule (the server's word, projected)", () => {
+    it("replaces the screen with the frame and folds its ids into the base", () => {
+      const { m } = makeModel({ messages: [user("old")] });
+      applySnapshot(m, [user("u1"), assistant("a1")], false);
+      expect(idsOf(m.messages)).toEqual(["u1", "a1"]);
+      expect([...m.base.known]).toEqual(["u1", "a1"]);
+    });
+
+    it("shows the frame through intents and keeps the unconfirmed send after it", () => {
+      const { m } = makeModel({ messages: [user("u1"), user("mine")] });
+      m.intents.unechoed.set("mine", { lacked: false });
+      m.intents.beginClear(new Set(["gone"]), 0);
+      applySnapshot(m, [user("u1"), user("gone")], false);
+      expect(idsOf(m.messages)).toEqual(["u1", "mine"]);
+    });
+
+    it("keeps the reply streaming here and the observed turn over a lagging frame", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("a1", "live")] });
+      m.placement.protect("a1", false);
+      applySnapshot(m, [user("u1"), user("u2")], false);
+      expect(idsOf(m.messages)).toEqual(["u1", "u2", "a1"]);
+      const watching = makeModel();
+      const observed = watching.m.observed.begin("r", false);
+      observed.apply({ type: "start", messageId: "b1" });
+      observed.apply({ type: "text-delta", id: "t", delta: "streamed" });
+      applySnapshot(watching.m, [user("u1")], false);
+      expect(textOf(watching.m.messages[1])).toBe("streamed");
+    });
+
+    it("moves the clock: a read out meanwhile is made again", () => {
+      const { m, io } = makeModel();
+      const read = m.base.read(true);
+      applySnapshot(m, [user("u1")], false);
+      readAnswered(m, read, [user("stale")]);
+      expect(idsOf(m.messages)).toEqual(["u1"]);
+      expect(io.reads).toMatchObject([{ always: true, attempt: 2 }]);
+    });
+  });
+
+  describe("Rule (message updated, #1094)", () => {
+    it("replaces the message with its id, and never appends", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("a1", "old")] });
+      applyMessageUpdate(m, assistant("a1", "new"));
+      expect(textOf(m.messages[1])).toBe("new");
+      applyMessageUpdate(m, assistant("unknown", "x"));
+      expect(idsOf(m.messages)).toEqual(["u1", "a1"]);
+    });
+
+    it("finds a message the server renamed by its tool calls and keeps the local id", () => {
+      const { m } = makeModel({ messages: [toolCallMessage("local", "c1")] });
+      applyMessageUpdate(m, toolCallMessage("server", "c1", "output-available"));
+      expect(m.messages[0]).toMatchObject({ id: "local", parts: [{ state: "output-available" }] });
+      expect(m.base.known.has("local") && m.base.known.has("server")).toBe(true);
+    });
+
+    it("leaves a message a rewrite of this client's removed, and moves the clock", () => {
+      const { m, io } = makeModel({ messages: [user("u1"), assistant("a1")] });
+      const read = m.base.read(false);
+      m.intents.beginRewrite(m.messages, undefined);
+      m.replace([user("u1")]);
+      applyMessageUpdate(m, assistant("a1", "back"));
+      expect(idsOf(m.messages)).toEqual(["u1"]);
+      readAnswered(m, read, []);
+      expect(io.reads).toHaveLength(1);
+    });
+  });
+
+  describe("Rule (received clear)", () => {
+    it("empties the transcript and every intent, ends the observed turn, and reads the final transcript", () => {
+      const { m, io, transport } = makeModel({ messages: [user("u1")] });
+      const entry = queuedSend("q");
+      m.intents.queued.push(entry);
+      m.observed.begin("r", false);
+      m.streams.heldTurn = "h";
+      transport.ledger.record("r", 3);
+      m.continuation = requested(m.continuation);
+      expect(receivedClear(m)).toEqual([entry]);
+      expect(m.messages).toEqual([]);
+      expect([m.observed.active, m.streams.heldTurn, m.continuation.kind, transport.ledger.applied.size]).toEqual([false, null, "idle", 0]);
+      expect(io.reads).toMatchObject([{ always: true, attempt: 1 }]);
+      expect(io.flagsValue).toMatchObject({ serverStreaming: false, recovering: false, toolContinuation: false });
+    });
+  });
+
+  it("Rule (received clear): this client's own turns it interrupted read back when they end", () => {
+    const { m, io, local } = makeModel({ messages: [user("u1")] });
+    local.add("mine");
+    receivedClear(m);
+    expect(m.streams.get("mine")?.interruptedByClear).toBe(true);
+    expect(io.reads.map((read) => read.always)).toEqual([true]);
+  });
+
+  describe("Rule (first load)", () => {
+    it("puts the stored transcript before what is on screen; the screen's copies win", () => {
+      const { m } = makeModel({ messages: [user("u2", "mine")] });
+      const read = (m.base.firstLoad = m.base.read(false));
+      applySnapshot(m, [user("u2", "mine")], false);
+      firstReadAnswered(m, read, [user("u1"), user("u2", "stored")]);
+      expect(idsOf(m.messages)).toEqual(["u1", "u2"]);
+      expect(textOf(m.messages[1])).toBe("mine");
+    });
+
+    it("yields to a local replacement made while it was out", () => {
+      const { m } = makeModel();
+      const read = (m.base.firstLoad = m.base.read(false));
+      localReplace(m, [user("set")], false);
+      firstReadAnswered(m, read, [user("stored")]);
+      expect(idsOf(m.messages)).toEqual(["set"]);
+    });
+
+    it("asks for the effects pass either way: sends queued while it was out may go", () => {
+      const dropped = makeModel();
+      const read = (dropped.m.base.firstLoad = dropped.m.base.read(false));
+      localReplace(dropped.m, [], false);
+      firstReadAnswered(dropped.m, read, [user("stored")]);
+      expect([dropped.io.reconciles, dropped.m.base.firstLoad]).toEqual([1, "done"]);
+      const failed = makeModel();
+      firstReadAnswered(failed.m, (failed.m.base.firstLoad = failed.m.base.read(false)), null);
+      expect([failed.io.reconciles, failed.m.base.firstLoad]).toEqual([1, "done"]);
+    });
+
+    it("ignores the answer to a first load that is no longer the one out", () => {
+      const { m, io } = makeModel();
+      const stale = m.base.read(false);
+      m.base.firstLoad = "done";
+      firstReadAnswered(m, stale, [user("stored")]);
+      expect([idsOf(m.messages), io.reconciles]).toEqual([[], 0]);
+    });
+  });
+
+  describe("reads after the first (readAnswered)", () => {
+    it("merges an admitted answer with mergeMessages, through the intents", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("removed")] });
+      m.intents.beginRewrite(m.messages, undefined);
+      m.replace([user("u1")]);
+      const read = m.base.read(true);
+      readAnswered(m, read, [user("u1"), assistant("removed")]);
+      expect(idsOf(m.messages)).toEqual(["u1"]);
+      const plain = makeModel({ messages: [user("local")] });
+      readAnswered(plain.m, plain.m.base.read(false), [user("s1")]);
+      expect(idsOf(plain.m.messages)).toEqual(["s1", "local"]);
+    });
+
+    it("keeps the screen when mergeMessages throws or returns something else than an array", () => {
+      const error = vi.spyOn(console, "error").mockImplementation(() => {});
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const throwing = makeModel({ messages: [user("keep")], settings: { mergeMessages: () => { throw new Error("x"); } } });
+      readAnswered(throwing.m, throwing.m.base.read(false), [user("s")]);
+      expect(idsOf(throwing.m.messages)).toEqual(["keep"]);
+      const wrong = makeModel({ messages: [user("keep")], settings: { mergeMessages: () => "nope" as never } });
+      readAnswered(wrong.m, wrong.m.base.read(false), [user("s")]);
+      expect(idsOf(wrong.m.messages)).toEqual(["keep"]);
+      expect([error.mock.calls.length, warn.mock.calls.length]).toEqual([1, 1]);
+      error.mockRestore();
+      warn.mockRestore();
+    });
+
+    it("ends a clear's hold, removing what arrived meanwhile that the stored transcript lacks", () => {
+      const { m, io } = makeModel({ messages: [user("old")] });
+      expect(localClear(m, [], true).read).toBe(true);
+      io.read(true);
+      applySnapshot(m, [user("old"), user("stale-new")], false);
+      expect(idsOf(m.messages)).toEqual(["stale-new"]);
+      // The frame overtook the read: it is made again, and the hold waits for that one.
+      readAnswered(m, io.reads[0]!.read, [user("old")]);
+      expect(m.intents.clear).not.toBeNull();
+      readAnswered(m, io.reads[1]!.read, []);
+      expect(m.intents.clear).toBeNull();
+      expect(m.messages).toEqual([]);
+    });
+  });
+
+  describe("Rule (no empty replies)", () => {
+    it("removes a reply whose turn ended without a part, and only that", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("empty"), assistant("full", "x")] });
+      m.streams.endedReplies.add("empty");
+      m.streams.endedReplies.add("full");
+      removeEmptyReplies(m);
+      expect(idsOf(m.messages)).toEqual(["u1", "full"]);
+      expect(m.streams.endedReplies.size).toBe(0);
+    });
+  });
+
+  describe("Rule (local clear)", () => {
+    it("empties the screen, sends the clear, marks the turns it interrupts and holds the cleared messages back", () => {
+      const { m, io, local } = makeModel({ messages: [user("u1"), assistant("a1")] });
+      io.statusValue = "streaming";
+      local.add("mine");
+      const entry = queuedSend("q");
+      m.intents.queued.push(entry);
+      const { dropped, read } = localClear(m, ["watched", null], true);
+      expect([dropped, read]).toEqual([[entry], true]);
+      expect(io.sentTypes).toEqual(["cf_agent_chat_clear"]);
+      expect([m.streams.get("mine")?.interruptedByClear, m.streams.get("watched")?.interruptedByClear]).toEqual([true, true]);
+      applySnapshot(m, [user("u1"), assistant("a1")], false);
+      expect(m.messages).toEqual([]);
+    });
+
+    it("holds nothing back without a reader or with the socket down", () => {
+      for (const [open, canRead] of [
+        [true, false],
+        [false, true]
+      ] as Array<[boolean, boolean]>) {
+        const { m } = makeModel({ messages: [user("u1")], open });
+        expect(localClear(m, [], canRead).read).toBe(false);
+        expect(m.intents.clear).toBeNull();
+      }
+    });
+
+    it("holds back and reads also with nothing on screen: a broadcast from before the clear may still come", () => {
+      const { m, io } = makeModel();
+      expect(localClear(m, [], true).read).toBe(true);
+      io.read(true);
+      applySnapshot(m, [user("stale")], false);
+      readAnswered(m, io.reads[0]!.read, []);
+      expect(io.reads).toHaveLength(2);
+      readAnswered(m, io.reads[1]!.read, []);
+      expect(m.messages).toEqual([]);
+    });
+
+    it("marks every request this client still streams, also when the AI SDK already says ready", () => {
+      const { m, local } = makeModel();
+      local.add("earlier");
+      localClear(m, [], true);
+      expect(m.streams.get("earlier")?.interruptedByClear).toBe(true);
+    });
+
+    it("ends the held and recovering turns: the clear cancels every turn", () => {
+      const { m } = makeModel();
+      m.streams.heldTurn = "h";
+      m.streams.recoveringTurn = "r";
+      localClear(m, [], true);
+      expect([m.streams.heldTurn, m.streams.recoveringTurn]).toEqual([null, null]);
+    });
+  });
+
+  describe("Rule (local replace)", () => {
+    it("replaces the screen and, with sync, sends the list and makes it the base", () => {
+      const { m, io } = makeModel({ messages: [user("old")] });
+      m.base.hold([{ id: "old" }]);
+      localReplace(m, [user("a"), user("b")], true);
+      expect(idsOf(m.messages)).toEqual(["a", "b"]);
+      expect(io.sent).toEqual([{ type: "cf_agent_chat_messages", messages: [user("a"), user("b")] }]);
+      expect([...m.base.known]).toEqual(["a", "b"]);
+    });
+
+    it("without sync sends nothing; a read that left before is dropped either way", () => {
+      const { m, io } = makeModel({ messages: [user("old")] });
+      const read = m.base.read(false);
+      localReplace(m, [user("a")], false);
+      readAnswered(m, read, [user("stored")]);
+      expect(io.sent).toEqual([]);
+      expect(idsOf(m.messages)).toEqual(["a"]);
+    });
+  });
+});
