@@ -21,6 +21,8 @@ let shot = 0;
 const problems: string[] = [];
 /** While the agent is down on purpose, the browser logs every refused reconnect. */
 let agentDown = false;
+/** The frames of the step that restarts the agent, printed if the run fails. */
+const wire: string[] = [];
 
 async function screenshot(page: Page, name: string): Promise<void> {
   shot++;
@@ -316,12 +318,21 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await waitConnected(page);
     // What the server says on the wire, to tell a silent server from a silent page.
     const framesSeen = new Set<string>();
-    page.on("websocket", (socket) =>
+    const started = Date.now();
+    const note = (direction: string, payload: string | Buffer) => {
+      const text = typeof payload === "string" ? payload : `<${payload.length} bytes>`;
+      wire.push(`${String(Date.now() - started).padStart(6)} ms ${direction} ${text.slice(0, 220)}`);
+    };
+    page.on("websocket", (socket) => {
+      note("open", socket.url());
+      socket.on("close", () => note("closed", socket.url()));
+      socket.on("framesent", ({ payload }) => note("->", payload));
       socket.on("framereceived", ({ payload }) => {
+        note("<-", payload);
         const type = typeof payload === "string" ? /"type":"(cf_agent_[a-z_]+)"/.exec(payload)?.[1] : undefined;
         if (type) framesSeen.add(type);
-      })
-    );
+      });
+    });
     const reply = await send(page, "/story");
     await waitForWords(reply, 60);
     agentDown = true;
@@ -427,6 +438,7 @@ async function main(): Promise<void> {
         await page.screenshot({ path: join(OUT, `failure-${index + 1}.png`) }).catch(() => undefined);
       }
     }
+    if (wire.length > 0) console.error(`  frames of the restart step (last 200):\n${wire.slice(-200).join("\n")}`);
     console.error(`  wrangler's last lines:\n${demo.worker.recentOutput().split("\n").slice(-15).join("\n")}`);
   } finally {
     await browser?.close().catch(() => undefined);
