@@ -25,9 +25,8 @@ type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const probeIds = createIdGenerator({ size: 21 });
 /**
- * One conversation over one socket: the shell around the chat model. It wires
- * the socket, upstream's transport and the AI SDK chat to the rules in
- * `model/`, runs what they decide (frames, reads, callbacks, timers), and
+ * One conversation over one socket: the shell around the chat model. It wires the socket, upstream's transport
+ * and the AI SDK chat to the rules in `model/`, runs what they decide (frames, reads, callbacks, timers), and
  * publishes into the cells the composable hands in.
  */
 export class ChatSession<M extends UIMessage> {
@@ -46,6 +45,8 @@ export class ChatSession<M extends UIMessage> {
   /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
   private resumeKeptError: Error | undefined;
   private continuationTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
+  private graceTimer: ReturnType<typeof setTimeout> | null = null;
   private lastStatus: ChatStatus = "ready";
   private reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
@@ -148,7 +149,7 @@ export class ChatSession<M extends UIMessage> {
 
   private onSocketOpen(): void {
     if (this.disposed) return;
-    const edge = socketOpened(this.model);
+    const edge = socketOpened(this.model, Date.now());
     if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this
       // socket; one that ended before it opened is already stored.
@@ -221,17 +222,14 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /**
-   * Effects follow state changes. While a reply streams, a message change
-   * alone cannot make any of them fire (they wait for the turn to settle), so
-   * per-chunk writes skip the pass unless a replayed reply needs collapsing.
+   * Effects follow state changes. While a reply streams, a message change alone cannot make any of them fire
+   * (they wait for the turn to settle), so per-chunk writes skip the pass unless a replayed reply needs collapsing.
    */
   private onStateChange(kind: "messages" | "status"): void {
     const streams = this.model?.streams;
     if (!streams) return;
-    if (kind === "messages" && streams.rebuilt.size === 0 && streams.unsequenced.size === 0) {
-      if (this.model.busy || this.config.cells.serverStreaming.value) return;
-    }
-    this.scheduleReconcile();
+    const perChunk = kind === "messages" && streams.rebuilt.size === 0 && streams.unsequenced.size === 0;
+    if (!perChunk || !(this.model.busy || this.config.cells.serverStreaming.value)) this.scheduleReconcile();
   }
 
   /** The transport ACKed a stream: its replay starts from chunk 0 again, and the resume attached something. */
@@ -337,9 +335,10 @@ export class ChatSession<M extends UIMessage> {
 
   private flushOutbox(): void {
     if (this.model.probeHoldsQueue()) {
+      const left = this.model.probeGraceLeft(Date.now());
+      if (left > 0) return void (this.graceTimer ??= setTimeout(() => ((this.graceTimer = null), this.scheduleReconcile()), left));
       this.resumeKeptError = undefined;
-      this.transport.cancelPendingResume();
-      return;
+      return void this.transport.cancelPendingResume();
     }
     const intents = this.model.intents;
     const entry = this.model.nextQueued();
@@ -490,7 +489,7 @@ export class ChatSession<M extends UIMessage> {
     void this.chat.stop().catch(() => {});
     this.transport.resetResumeState();
     this.resumeOperation = null;
-    clearTimeout(this.continuationTimer ?? undefined);
+    for (const timer of [this.continuationTimer, this.graceTimer]) clearTimeout(timer ?? undefined);
     this.reads.dispose();
     this.state.dispose();
     this.bridge.dispose();

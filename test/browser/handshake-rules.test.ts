@@ -9,6 +9,7 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { useAgentChat } from "../../src";
+import { PROBE_GRACE_MS } from "../../src/core/model";
 import { FakeSocket, textReply } from "../support/fake-socket";
 import { mountComposable } from "../support/mount";
 
@@ -60,13 +61,15 @@ function answer(socket: FakeSocket, id: string, messageId: string, words: string
   socket.done(id, { outcome: "completed" });
 }
 
-describe("a pending resume probe does not hold sends (issue 21, 4)", () => {
-  it("the first send goes out at once while the mount probe is unanswered, and streams", async () => {
+describe("a pending resume probe holds sends only for its grace (issue 21, 4)", () => {
+  it("the first send goes out when the grace ends while the mount probe is unanswered, and streams", async () => {
     const { socket, chat } = setup();
     socket.open();
+    const opened = Date.now();
     await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
     void chat.sendMessage({ text: "right away" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: PROBE_GRACE_MS + 1_000 });
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(PROBE_GRACE_MS - 50);
     expect(chat.queuedMessages.value).toEqual([]);
     answer(socket, String(requests(socket)[0]!.id), "a1", ["at ", "once"]);
     await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
@@ -78,17 +81,54 @@ describe("a pending resume probe does not hold sends (issue 21, 4)", () => {
     expect(chat.status.value).toBe("ready");
   });
 
-  it("a send after a reconnect goes out at once while the re-probe is unanswered", async () => {
+  it("a send after a reconnect goes out when the grace ends while the re-probe is unanswered", async () => {
     const { socket, chat } = setup();
     await openIdle(socket);
     socket.drop();
     socket.open();
     await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
     void chat.sendMessage({ text: "after the drop" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: PROBE_GRACE_MS + 1_000 });
     answer(socket, String(requests(socket)[0]!.id), "a1", ["fine"]);
     await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
     expect(chat.messages.value.map(text)).toEqual(["after the drop", "fine"]);
+  });
+});
+
+describe("Rule (a probe's grace): a send waits for the probe's answer (chaos: server down with a queued send)", () => {
+  // AIChatAgent parks a socket it offers a stream on connect: no stream reaches it until it ACKs.
+  // A request sent before the offer arrives loses its reply's first chunks, `start` among them.
+  it("a send queued while the agent was down goes out after the re-probe's answer, so the offer made on connect is ACKed first", async () => {
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    void chat.sendMessage({ text: "story" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+    const story = String(requests(socket)[0]!.id);
+    socket.chunk(story, { type: "start", messageId: "a1" });
+    socket.drop();
+    void chat.sendMessage({ text: "still there?" });
+    await vi.waitFor(() => expect(chat.queuedMessages.value).toHaveLength(1));
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    // The restarted agent offers the interrupted stream from onConnect, then answers the probe.
+    // The offer takes a round trip to arrive; a send that does not wait for it has gone out by then.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(requests(socket)).toHaveLength(1);
+    socket.push({ type: "cf_agent_stream_resuming", id: story });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(requests(socket)).toHaveLength(1);
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain(story));
+    // The agent had ended the interrupted stream: its answer to the ACK is the end.
+    socket.done(story, { replay: true, outcome: "aborted" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(2));
+    const sent = socket.sent.map((frame) => frame.type);
+    expect(sent.lastIndexOf("cf_agent_stream_resume_ack")).toBeGreaterThan(-1);
+    expect(sent.lastIndexOf("cf_agent_stream_resume_ack")).toBeLessThan(sent.lastIndexOf("cf_agent_use_chat_request"));
+    answer(socket, String(requests(socket)[1]!.id), "a2", ["yes"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.at(-1)?.id).toBe("a2");
+    expect(text(chat.messages.value.at(-1))).toBe("yes");
   });
 });
 
@@ -110,7 +150,7 @@ describe("an observed turn another request supersedes ends (demo check: the agen
     await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
     // A send while the re-probe is out settles it; the server offers its recovering turn from onConnect.
     void chat.sendMessage({ text: "Are you still there?" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: 1_000 });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1), { timeout: PROBE_GRACE_MS + 1_000 });
     socket.push({ type: "cf_agent_stream_resuming", id: "recovery" });
     await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain("recovery"));
     expect(chat.isServerStreaming.value).toBe(true);

@@ -190,6 +190,60 @@ describe("chaos: offline burst", () => {
 
 
 
+describe("chaos: server down with a queued send", () => {
+  it("wrangler dev stops mid-stream, a message is sent while it is down, and it starts again", async () => {
+    const figures = new Figures("server down, queued send");
+    const trials = settings.full ? 5 : 1;
+    const r = random("down-queued");
+    const { host, origin } = await commands.chaosServerStart();
+    for (let trial = 0; trial < trials; trial++) {
+      const name = uniqueName("chaos-down");
+      const client = new AgentClient({ agent: CHAT_AGENT, host, name });
+      // The frames both ways, for the notes of a failed trial.
+      const started = performance.now();
+      const wire: string[] = [];
+      const note = (direction: string, data: unknown) =>
+        wire.push(`${Math.round(performance.now() - started)} ms ${direction} ${String(data).slice(0, 160)}`);
+      client.addEventListener("message", (event) => note("<-", (event as MessageEvent).data));
+      const send = client.send.bind(client);
+      client.send = (data) => {
+        note("->", data);
+        send(data);
+      };
+      const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: 25 } } });
+      const notes: string[] = [];
+      await chat.ready;
+      const story = chat.sendMessage({ text: `story ${trial}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
+      const cut = r.int(5, 80);
+      await until(() => textOf(chat.messages.value[1]).length >= expectedText(cut).length, 15_000, 5);
+      const restarting = commands.chaosServerRestart(r.int(1500, 4000));
+      notes.push(`stopped at chunk ~${cut}`);
+      await until(() => chat.connectionStatus.value !== "open", 15_000, 5);
+      const queued = chat.sendMessage({ text: `still there ${trial}` }).catch((error: unknown) => notes.push(`queued send: ${String(error)}`));
+      const { restartMs } = await restarting;
+      notes.push(`back after ${restartMs} ms`);
+      const reconnected = await until(() => chat.connectionStatus.value === "open", 60_000, 50);
+      await Promise.race([Promise.all([story, queued]), until(() => false, 30_000)]);
+      const outcome = await quiesceAndAudit(chat, () => serverMessages(name, origin), {
+        label: "after the queued send",
+        serverReady: (server) => textOf(server.at(-1)) === expectedText(100)
+      });
+      if (!reconnected) outcome.stuck = 1;
+      const last = chat.messages.value.at(-1);
+      if (last?.role !== "assistant" || textOf(last) !== expectedText(100)) {
+        outcome.lost++;
+        outcome.notes.push(`the queued send was not answered in full (${textOf(last).length} chars)`);
+      }
+      if (outcome.lost + outcome.duplicated + outcome.stuck > 0) outcome.notes.push(`frames (text deltas after w2 left out):\n${wire.filter((line) => !/text-delta.*w([3-9]|\d\d)/.test(line)).join("\n")}`);
+      figures.trial({ faults: 1, ...outcome, notes: [...notes, ...outcome.notes] });
+      figures.sync(await syncCounts(name));
+      unmount();
+      client.close();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
 describe("chaos: server restart", () => {
   it("wrangler dev stops mid-stream and starts again on the same port and persist dir", async () => {
     const figures = new Figures("server restart");

@@ -56,7 +56,17 @@ export interface Link {
   everOpened: boolean;
   /** A socket that had opened closed: the next open is a reconnect. */
   sawClose: boolean;
+  /** When the socket last opened, on the shell's clock (ms): the start of a probe's grace. */
+  openedAt: number;
 }
+
+/**
+ * How long a queued send waits for the answer to the probe that went out as
+ * the socket opened. A server that offers a stream on connect leaves this
+ * socket out of every stream until the offer is answered, so a request sent
+ * before that loses its reply's first chunks.
+ */
+export const PROBE_GRACE_MS = 1_000;
 
 /** Resume probes this client owes or sent outside the transport (#1837, #1914). */
 export interface Probes {
@@ -79,7 +89,7 @@ export class ChatModel<M extends UIMessage> {
   readonly tools = new ToolBook();
   readonly placement: ReplyPlacement<M>;
   readonly observed: ObservedTurn<M>;
-  readonly link: Link = { open: false, everOpened: false, sawClose: false };
+  readonly link: Link = { open: false, everOpened: false, sawClose: false, openedAt: 0 };
   readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
   private continuationValue: Continuation = idle;
 
@@ -145,10 +155,18 @@ export class ChatModel<M extends UIMessage> {
   }
 
   /**
+   * Rule (a probe's grace): a queued send waits up to PROBE_GRACE_MS after the socket opened for
+   * the probe's answer, which comes after any offer the server made on connect (ms left; 0 when over).
+   */
+  probeGraceLeft(now: number): number {
+    return Math.max(0, this.link.openedAt + PROBE_GRACE_MS - now);
+  }
+
+  /**
    * Rule (an unanswered probe does not hold a send, issue 21, 4): a queued
    * send that waits only for a resume probe nobody answered (not a
-   * continuation's) ends that probe as "nothing to resume"; an offer that
-   * comes later is still followed, as an observed turn.
+   * continuation's) ends that probe as "nothing to resume" once its grace is
+   * over; an offer that comes later is still followed, as an observed turn.
    */
   probeHoldsQueue(): boolean {
     const { intents } = this;

@@ -127,8 +127,9 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
  * server that pushes its transcript on connect sends it on this socket, so
  * only others are read), or neither (an open the chat saw already).
  */
-export function socketOpened<M extends UIMessage>(m: ChatModel<M>): "first" | "reconnect" | "reconnect-and-read" | undefined {
+export function socketOpened<M extends UIMessage>(m: ChatModel<M>, now: number): "first" | "reconnect" | "reconnect-and-read" | undefined {
   const link = m.link;
+  if (!link.open) link.openedAt = now;
   link.open = true;
   if (!link.everOpened) {
     link.everOpened = true;

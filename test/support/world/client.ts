@@ -983,7 +983,8 @@ export class SimClient {
   // ── Socket events ──
 
   onSocketOpen(): void {
-    const edge = socketOpened(this.model);
+    // The world has no clock: every probe's grace (PROBE_GRACE_MS) is over when a send is queued.
+    const edge = socketOpened(this.model, Number.NEGATIVE_INFINITY);
     if (edge === "first") {
       if (this.settings.resume) this.resumeStream();
       this.startFirstLoad();
