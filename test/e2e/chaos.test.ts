@@ -208,7 +208,7 @@ describe("chaos: server down with a queued send", () => {
       const send = client.send.bind(client);
       client.send = (data) => {
         note("->", data);
-        send(data);
+        return send(data);
       };
       const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: 25 } } });
       const notes: string[] = [];

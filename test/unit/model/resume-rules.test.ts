@@ -249,9 +249,9 @@ describe("resume rules", () => {
   describe("Rule (a declined offer is ACKed once the probe finds nothing)", () => {
     it("an offer onConnect made before the reconnect probe left is ACKed when that probe answers idle (chaos: server restart)", () => {
       const { m, io } = makeModel({ open: false });
-      socketOpened(m);
+      socketOpened(m, 0);
       m.link.sawClose = true;
-      expect(socketOpened(m)).toBe("reconnect-and-read");
+      expect(socketOpened(m, 0)).toBe("reconnect-and-read");
       // The probe waits (the chat is busy); the server offers its interrupted turn and parks the socket.
       onStreamResuming(m, "interrupted", undefined);
       expect(io.sent).toEqual([]);
@@ -265,9 +265,9 @@ describe("resume rules", () => {
 
     it("an offer the probe's answer takes is not ACKed twice", () => {
       const { m, io, transport } = makeModel({ open: false });
-      socketOpened(m);
+      socketOpened(m, 0);
       m.link.sawClose = true;
-      socketOpened(m);
+      socketOpened(m, 0);
       onStreamResuming(m, "running", undefined);
       // The probe's answer offers the same stream; the transport's waiting probe takes it (and ACKs it itself).
       transport.awaitingResume = true;
