@@ -61,6 +61,37 @@ async function syncCounts(name: string) {
 
 const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
 
+/**
+ * Records the frames a client sends and receives, for the notes of a failed
+ * trial; `note()` lists them, text deltas left out but for the first three
+ * and the last three of each stream, and `reset()` starts over.
+ */
+function recordFrames(client: AgentClient) {
+  let started = performance.now();
+  let lines: string[] = [];
+  const note = (direction: string, data: unknown) =>
+    lines.push(`${Math.round(performance.now() - started)} ms ${direction} ${String(data).slice(0, 200)}`);
+  client.addEventListener("message", (event) => note("<-", (event as MessageEvent).data));
+  client.addEventListener("open", () => note("open", ""));
+  client.addEventListener("close", () => note("close", ""));
+  const send = client.send.bind(client);
+  client.send = (data) => {
+    note("->", data);
+    return send(data);
+  };
+  return {
+    reset() {
+      started = performance.now();
+      lines = [];
+    },
+    note() {
+      const delta = (line: string) => line.includes('\\"type\\":\\"text-delta');
+      const kept = lines.filter((line, i) => !delta(line) || !delta(lines[i - 3] ?? "") || !delta(lines[i + 3] ?? ""));
+      return `frames (${lines.length}, text deltas in the middle of a stream left out):\n${kept.join("\n")}`;
+    }
+  };
+}
+
 /** Waits for the client and server to agree (they may take a moment), then audits what is left. */
 async function quiesceAndAudit(
   chat: Chat,
@@ -91,6 +122,7 @@ describe("chaos: socket drops", () => {
     for (let c = 0; c < conversations; c++) {
       const name = uniqueName("chaos-drops");
       const client = new AgentClient({ agent: CHAT_AGENT, host: agentHost(), name });
+      const wire = recordFrames(client);
       const { chat, unmount } = openChat(name, {
         client: undefined,
         agent: client,
@@ -101,6 +133,7 @@ describe("chaos: socket drops", () => {
         const drops = r.int(1, 3);
         const cuts = [...new Set(Array.from({ length: drops }, () => r.int(1, chunks - 5)))].toSorted((a, b) => a - b);
         const notes: string[] = [];
+        wire.reset();
         const sent = chat.sendMessage({ text: `turn ${t}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
         let faults = 0;
         for (const cut of cuts) {
@@ -124,6 +157,7 @@ describe("chaos: socket drops", () => {
           outcome.lost++;
           outcome.notes.push(`turn ${t}: reply text ${textOf(reply).length} chars, expected ${expected.length}`);
         }
+        if (outcome.lost + outcome.duplicated + outcome.stuck > 0) outcome.notes.push(wire.note());
         figures.trial({ faults, ...outcome, notes: [...notes, ...outcome.notes] });
       }
       figures.sync(await syncCounts(name));
@@ -199,17 +233,7 @@ describe("chaos: server down with a queued send", () => {
     for (let trial = 0; trial < trials; trial++) {
       const name = uniqueName("chaos-down");
       const client = new AgentClient({ agent: CHAT_AGENT, host, name });
-      // The frames both ways, for the notes of a failed trial.
-      const started = performance.now();
-      const wire: string[] = [];
-      const note = (direction: string, data: unknown) =>
-        wire.push(`${Math.round(performance.now() - started)} ms ${direction} ${String(data).slice(0, 160)}`);
-      client.addEventListener("message", (event) => note("<-", (event as MessageEvent).data));
-      const send = client.send.bind(client);
-      client.send = (data) => {
-        note("->", data);
-        return send(data);
-      };
+      const wire = recordFrames(client);
       const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: 25 } } });
       const notes: string[] = [];
       await chat.ready;
@@ -235,7 +259,7 @@ describe("chaos: server down with a queued send", () => {
         outcome.lost++;
         outcome.notes.push(`the queued send was not answered in full (${textOf(last).length} chars)`);
       }
-      if (outcome.lost + outcome.duplicated + outcome.stuck > 0) outcome.notes.push(`frames (text deltas after w2 left out):\n${wire.filter((line) => !/text-delta.*w([3-9]|\d\d)/.test(line)).join("\n")}`);
+      if (outcome.lost + outcome.duplicated + outcome.stuck > 0) outcome.notes.push(wire.note());
       figures.trial({ faults: 1, ...outcome, notes: [...notes, ...outcome.notes] });
       figures.sync(await syncCounts(name));
       unmount();
