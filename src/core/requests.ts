@@ -2,7 +2,7 @@ import { type AbstractChat, type FileUIPart, type UIMessage, convertFileListToFi
 import { isRecord } from "./frames";
 import type { SessionSettings } from "./settings";
 import { extractClientToolSchemas } from "./tools";
-import { trimForServer, withoutEmptyReplies } from "./transcript";
+import { trimForServer } from "./transcript";
 
 /** What the transport asks a request body for. */
 export interface RequestShape<M extends UIMessage> {
@@ -38,13 +38,9 @@ export async function requestBody<M extends UIMessage>(
   if (settings.sendOnlyNewMessages && request.trigger === "submit-message" && !("messages" in body)) {
     const trimmed = trimForServer(request.messages, known, request.messageId);
     if (trimmed.afterMessageId !== undefined) {
-      body.messages = withoutEmptyReplies(trimmed.messages);
+      body.messages = trimmed.messages;
       body.afterMessageId = trimmed.afterMessageId;
     }
-  }
-  if (!("messages" in body)) {
-    const sent = withoutEmptyReplies(request.messages);
-    if (sent !== request.messages) body.messages = sent;
   }
   return body;
 }

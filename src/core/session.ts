@@ -304,6 +304,7 @@ export class ChatSession<M extends UIMessage> {
     this.transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
     const body = await requestBody(settings, request, this.config.partyKey(), base.known);
     intents.requestPrepared(request, base.known, this.state.messages);
+    base.holdShells(request.messages);
     return body;
   }
 

@@ -96,14 +96,3 @@ export function trimForServer<M extends UIMessage>(
   if (start === 0 || anchor === undefined || !known.has(anchor.id)) return { messages: [...messages] };
   return { messages: messages.slice(start), afterMessageId: anchor.id };
 }
-
-/**
- * Rule (no empty replies in what is sent): a list sent to the server leaves
- * out assistant messages without parts (a reply whose first part has not
- * come yet): the server would store the shell, which `AIChatAgent` itself
- * never stores and which goes here once its turn ends without a part.
- */
-export function withoutEmptyReplies<M extends UIMessage>(messages: M[]): M[] {
-  const empty = (message: M) => message.role === "assistant" && message.parts.length === 0;
-  return messages.some(empty) ? messages.filter((message) => !empty(message)) : messages;
-}

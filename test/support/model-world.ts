@@ -282,7 +282,10 @@ export class World implements WorldPort {
         return server.clear({ kind: "other" }, this.coin());
       case "otherSetMessages": {
         const view = this.view(command.stale);
-        return server.replaceStored({ kind: "other" }, view.slice(0, command.pick % (view.length + 1)));
+        const list = view.slice(0, command.pick % (view.length + 1));
+        const held = this.client.model.intents.clear?.cleared;
+        if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
+        return server.replaceStored({ kind: "other" }, list);
       }
       case "otherToolOutput": {
         const calls = pendingCalls(server.stored);

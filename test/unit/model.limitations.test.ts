@@ -20,6 +20,7 @@ describe("known limitations of the model", () => {
     ["reply-under-own-id", "otherSend 0 876, turn, turn, turn, turn, turn, turn, turn, turn, turn, otherToolOutput 0 continue, otherSetMessages 0 0", {}],
     ["reply-under-own-id", "otherSend 0 820, turn, turn, turn, turn, turn, cut, turn, reopen, turn, clear, turn, turn, deliver 2, toolOutput 0", { autoContinue: true }],
     ["probe-takes-own-request", "otherSend, deliver 1, turn, fail, cut, stop, turn, up, regenerate, reopen, up, turn", { resume: true }],
+    ["stale-list-restores-cleared", "send, clear, up, up, otherSetMessages 0 0, otherSetMessages 740 549", {}],
     ["stopped-continuation-unnamed", "otherSend 0 396, turn, turn, turn, turn, turn, turn, turn, deliver 2, deliver 2, deliver 4, toolOutput 0, stop", { autoContinue: true }]
   ];
   for (const [gap, steps, options] of cases) {

@@ -112,12 +112,42 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(play("otherSend, clear, send, turn", { resume: true, load: true }))).toEqual([]);
   });
 
-  it("Rule (no empty replies in what is sent): a send while the reply has no part yet leaves the empty shell out of its list", () => {
+  it("Rule (a shell the server stores stays): a send while the reply has no part yet carries the shell, which the server stores; a failed turn leaves it here too", () => {
     expect(strictly(play("send, up, turn, turn, fail, deliver 1, send"))).toEqual([]);
+  });
+
+  it("Rule (a shell the server stores stays): a shell this client's request wrote back after another tab's clear stays, as the reads say", () => {
+    // Seed 2119743216 of `npm run test:model`, run 173451, shrunk.
+    expect(strictly(play("send, up, turn, turn, send, up, otherClear, deliver 1, send", { seed: 865811628 }))).toEqual([]);
+  });
+
+  it("Rule (a shell the server stores stays): only a shell a list of this client's carried stays; an observed turn's shell the replay left empty goes", () => {
+    // Seed 20261201 (the quick run's), found with an earlier version of the rule that kept every shell the own turn's fold held.
+    expect(strictly(play("otherSend, otherClear, cut, otherRegenerate 451 0, turn, clear, send", { resume: true, seed: 108033668 }))).toEqual([]);
+  });
+
+  it("Rule (a shell the server stores stays): a send while the reply has no part yet keeps the reply before it, in the server's order", () => {
+    // Seed 2119743216 of `npm run test:model`, run 52761, shrunk.
+    expect(strictly(play("send, up, turn, turn, deliver 1, send"))).toEqual([]);
   });
 
   it("Rule (observed continuation): another tab's continuation after a user message sent behind its tool call extends the last assistant message, as the server does", () => {
     expect(strictly(play("otherSend 0 764, turn, turn, turn, turn, turn, turn, turn, turn, turn, otherToolOutput 0 continue, send"))).toEqual([]);
+  });
+
+  it("Rule (local clear): the reply of an observed turn the probe's answer restarted, cleared before its replay named it, is the interrupted reply the server stores after the clear", () => {
+    // Seed 2119743216 of `npm run test:model`, run 8108, shrunk.
+    expect(strictly(play("otherSend, turn, turn, turn, up, send, deliver 1, deliver 4, clear", { resume: true }))).toEqual([]);
+  });
+
+  it("Rule (local clear): the reply of this client's request that a second send overtook is an interrupted reply the server stores after the clear", () => {
+    // Seed 2119743216 of `npm run test:model`, run 11175, shrunk.
+    expect(strictly(play("send, up, turn, turn, turn, deliver 2, send, clear"))).toEqual([]);
+  });
+
+  it("Rule (local clear): the reply of a watched turn a socket drop left held is the interrupted reply the server stores after the clear", () => {
+    // Seed 2119743216 of `npm run test:model`, run 9720, shrunk.
+    expect(strictly(play("otherClear, otherSend, deliver 2, turn, turn, turn, deliver 3, cut, reopen, clear, otherClear", { seed: 567662940 }))).toEqual([]);
   });
 
   it("Rule (stop before start): a continuation stopped before it started is cancelled when a socket drop follows the stop", () => {

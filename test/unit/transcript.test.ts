@@ -7,7 +7,6 @@ import {
   prependMissing,
   restoreBuffered,
   trimForServer,
-  withoutEmptyReplies
 } from "../../src/core/transcript";
 import { requestBody } from "../../src/core/requests";
 
@@ -116,21 +115,13 @@ describe("trimForServer (sendOnlyNewMessages, client half)", () => {
   });
 });
 
-describe("withoutEmptyReplies (what a request or setMessages sends)", () => {
+describe("requestBody's messages (Rule: a shell sent is stored)", () => {
   const shell: UIMessage = { id: "a2", role: "assistant", parts: [] };
 
-  it("leaves out assistant messages without parts, and returns the same list when there are none", () => {
-    const list = [msg("u1"), msg("a1", "assistant"), msg("u2")];
-    expect(withoutEmptyReplies(list)).toBe(list);
-    expect(ids(withoutEmptyReplies([...list, shell, msg("u3")]))).toEqual(["u1", "a1", "u2", "u3"]);
-  });
-
-  it("a request body carries the list without the shell, unless prepareSendMessagesRequest set the messages", async () => {
+  it("leaves the list as the AI SDK built it, an empty reply shell too, unless prepareSendMessagesRequest set the messages", async () => {
     const settings = { mergeMessages: mergeStoredWins } as unknown as Parameters<typeof requestBody>[0];
     const request = { messages: [msg("u1"), shell, msg("u2")], trigger: "submit-message" as const };
-    const body = await requestBody(settings, request, "chat", new Set());
-    expect(ids(body.messages as UIMessage[])).toEqual(["u1", "u2"]);
-    expect(await requestBody(settings, { ...request, messages: [msg("u1")] }, "chat", new Set())).not.toHaveProperty("messages");
+    expect(await requestBody(settings, request, "chat", new Set())).not.toHaveProperty("messages");
     const own = { ...settings, prepareSendMessagesRequest: () => ({ body: { messages: ["theirs"] } }) } as typeof settings;
     expect((await requestBody(own, request, "chat", new Set())).messages).toEqual(["theirs"]);
   });

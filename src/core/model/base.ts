@@ -25,6 +25,13 @@ export class TranscriptBase {
   /** Ids seen arriving from the server (and own turns it stored): what `sendOnlyNewMessages` leaves out. */
   readonly known = new Set<string>();
   /**
+   * Rule (a shell the server stores stays): empty reply shells the server is known to store, which
+   * the "no empty replies" rule leaves on screen: an admitted read or frame holds them, or a list
+   * this client sent carried them (the server writes a list as it comes; left out, a reply would be
+   * stored after the messages sent behind it, in another order than shown here).
+   */
+  readonly shells = new Set<string>();
+  /**
    * The version of the transcript the base holds once the server stamps
    * versions (exact sync, `agents-vue/server`); `null` while it does not, and
    * the inference rules (held rewrites and clears, read-backs, overtaken
@@ -117,7 +124,13 @@ export class TranscriptBase {
   }
 
   /** Folds ids the server holds into the base. */
-  hold(messages: Iterable<{ id: string }>): void {
+  hold(messages: Iterable<{ id: string; role?: string; parts?: readonly unknown[] }>): void {
     for (const message of messages) this.known.add(message.id);
+    this.holdShells(messages);
+  }
+
+  /** The empty reply shells among a list the server stores (see `shells`). */
+  holdShells(messages: Iterable<{ id: string; role?: string; parts?: readonly unknown[] }>): void {
+    for (const message of messages) if (message.role === "assistant" && message.parts?.length === 0) this.shells.add(message.id);
   }
 }

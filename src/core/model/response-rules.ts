@@ -195,6 +195,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   m.io.flags({ serverStreaming: true });
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
   else if (frame.replayComplete) m.replace(observed.mergedInto(message, m.messages));
+  if (message.hasParts) m.streams.at(frame.id).shown = message.id;
 }
 
 /**
@@ -252,7 +253,8 @@ export function ownTurnFinished<M extends UIMessage>(
   if (event.message.parts.length === 0) m.streams.endedReplies.add(id);
   if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
   const index = event.messages.findIndex((message) => message.id === id);
-  if (index >= 0) m.base.hold(event.messages.slice(0, index + 1));
+  // The reply and what came before it; an empty shell among them only if a list carried it (`shells`).
+  if (index >= 0) m.base.hold(event.messages.slice(0, index + 1).filter((message) => message.role !== "assistant" || message.parts.length > 0));
 }
 
 /** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */

@@ -19,6 +19,8 @@ export interface StreamRecord {
   stopped?: boolean;
   /** The local reply streamed without a `start` naming it (a plain-text `Response`): the server stores it under an id of its own. */
   unnamed?: boolean;
+  /** The message an observed stream's reply was last merged on screen as: a clear it interrupts leaves that one (the server stores it after the clear). */
+  shown?: string;
   /** A clear of this client's interrupted the turn. */
   interruptedByClear?: boolean;
   /** The error text of an error frame that came before `done`. */
@@ -125,7 +127,7 @@ export class StreamRecords {
     const resync = record.unreplayed || record.stopped || unnamed;
     if (frame.done) record.interruptedByClear = undefined;
     record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = undefined;
-    record.replyId = record.openedText = undefined;
+    record.replyId = record.openedText = record.shown = undefined;
     return clear ? "always" : resync ? "resync" : "none";
   }
 

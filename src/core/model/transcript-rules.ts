@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { isDevelopment } from "../diagnostics";
-import { prependMissing, withoutEmptyReplies } from "../transcript";
+import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
 import type { ChatModel } from "./index";
@@ -67,6 +67,7 @@ export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<Que
   m.placement.reset();
   m.io.transport.appliedChunks.clear();
   m.base.known.clear();
+  m.base.shells.clear();
   return m.intents.reset();
 }
 
@@ -164,12 +165,13 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
   return onScreen.filter((message) => !ended.has(message.id));
 }
 
-/** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none. */
+/** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */
 export function removeEmptyReplies<M extends UIMessage>(m: ChatModel<M>): void {
   const ended = m.streams.endedReplies;
   if (ended.size === 0) return;
   m.streams.endedReplies = new Set();
-  m.remove((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0);
+  const stored = m.base.shells;
+  m.remove((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0 && !stored.has(message.id));
 }
 
 /**
@@ -188,10 +190,14 @@ export function localClear<M extends UIMessage>(
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
   const interrupted = [...m.local, ...running];
   const cleared = new Set(m.messages.map((message) => message.id));
-  // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back.
-  const activeTurn = m.io.transport.activeServerTurnId;
-  const interruptedReply = m.observed.message?.id ?? (activeTurn === null ? undefined : m.streams.get(activeTurn)?.replyId);
-  if (interruptedReply !== undefined) cleared.delete(interruptedReply);
+  // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
+  // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
+  const streams = m.streams;
+  for (const turn of [...interrupted, m.io.transport.activeServerTurnId, m.observed.streamId, streams.heldTurn]) {
+    const record = turn === null ? undefined : streams.get(turn);
+    const reply = record?.replyId ?? record?.shown ?? (turn === m.observed.streamId ? m.observed.message?.id : undefined);
+    if (reply !== undefined) cleared.delete(reply);
+  }
   const dropped = resetTranscript(m);
   // Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
   m.streams.heldTurn = m.streams.recoveringTurn = null;
@@ -208,7 +214,7 @@ export function localClear<M extends UIMessage>(
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
   m.base.replacedLocally();
   if (sync) {
-    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages: withoutEmptyReplies(messages) });
+    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
     m.base.known.clear();
     m.base.hold(messages);
   }

@@ -10,7 +10,6 @@ import { onPending, onRecovering, onResumeNone, onStreamResuming, reconnectProbe
 import { applyMessageUpdate, applySnapshot, firstReadAnswered, localClear, localReplace, receivedClear, removeEmptyReplies } from "../../../src/core/model/transcript-rules";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { ToolActions } from "../../../src/core/tool-actions";
-import { withoutEmptyReplies } from "../../../src/core/transcript";
 import { TinyLedger, defaultSettings } from "../model-harness";
 import { type Chunk, type M, type Part, WorldError, type WorldOptions, type WorldPort, clone } from "./shared";
 
@@ -347,7 +346,7 @@ class SimTransport {
     stream.onCancel = onAbort;
     abort.listeners.push(onAbort);
     requestSent = true;
-    const sent = this.send({ type: CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST, id: requestId, messages: clone(withoutEmptyReplies(request.messages)), trigger: request.trigger });
+    const sent = this.send({ type: CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST, id: requestId, messages: clone(request.messages), trigger: request.trigger });
     if (!sent && request.trigger === "submit-message") {
       const last = request.messages.findLast((message) => message.role === "user");
       if (last) this.client.model.intents.buffered.add(last.id);
@@ -1157,7 +1156,9 @@ export class SimClient {
   // ── Requests ──
 
   prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }): void {
+
     this.model.intents.requestPrepared(request, this.model.base.known, this.list.messages);
+    this.model.base.holdShells(request.messages);
   }
 
   sendMessage(message: SendInput): Op | undefined {
