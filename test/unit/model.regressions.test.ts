@@ -116,6 +116,11 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(play("send, up, turn, turn, fail, deliver 1, send"))).toEqual([]);
   });
 
+  it("Rule (a declined offer is ACKed once the probe finds nothing): not when the offered stream ended before the probe's answer", () => {
+    // Seed 2000254038 of `npm run test:model`, run 2566, shrunk.
+    expect(strictly(play("otherSend, send, turn, cut, edit 0, reopen, up, up, clear, up, deliver 1, up, deliver 3, up, otherSend, turn", { resume: true }))).toEqual([]);
+  });
+
   it("Rule (a shell the server stores stays): a shell this client's request wrote back after another tab's clear stays, as the reads say", () => {
     // Seed 2119743216 of `npm run test:model`, run 173451, shrunk.
     expect(strictly(play("send, up, turn, turn, send, up, otherClear, deliver 1, send", { seed: 865811628 }))).toEqual([]);

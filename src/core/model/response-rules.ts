@@ -42,6 +42,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   }
   if (replayed) streams.at(id).unreplayed = false;
   if (terminal(frame)) {
+    // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
+    if (m.probes.declined === id) m.probes.declined = null;
     const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.id : undefined);
     if (reply !== undefined) streams.endedReplies.add(reply);
   }
