@@ -121,6 +121,11 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(play("otherSend, send, turn, cut, edit 0, reopen, up, up, clear, up, deliver 1, up, deliver 3, up, otherSend, turn", { resume: true }))).toEqual([]);
   });
 
+  it("Rule (no empty replies): the shell the overlay built for an offer of this client's own cut request goes when its replay brought nothing", () => {
+    // Seed 2000254038 of `npm run test:model`, run 38752, shrunk.
+    expect(strictly(play("send, up, send, up, turn, turn, deliver 2, cut, otherClear", { resume: true, seed: 789163653 }))).toEqual([]);
+  });
+
   it("Rule (a shell the server stores stays): a shell this client's request wrote back after another tab's clear stays, as the reads say", () => {
     // Seed 2119743216 of `npm run test:model`, run 173451, shrunk.
     expect(strictly(play("send, up, turn, turn, send, up, otherClear, deliver 1, send", { seed: 865811628 }))).toEqual([]);

@@ -44,8 +44,10 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
-    const reply = streams.get(id)?.replyId ?? (m.observed.streamId === id ? m.observed.message?.id : undefined);
-    if (reply !== undefined) streams.endedReplies.add(reply);
+    // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
+    for (const reply of [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined]) {
+      if (reply !== undefined) streams.endedReplies.add(reply);
+    }
   }
   if (m.local.has(id)) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
