@@ -234,7 +234,7 @@ describe("chaos: server down with a queued send", () => {
       const name = uniqueName("chaos-down");
       const client = new AgentClient({ agent: CHAT_AGENT, host, name });
       const wire = recordFrames(client);
-      const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: 25 } } });
+      const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: settings.full ? 25 : 10 } } });
       const notes: string[] = [];
       await chat.ready;
       const story = chat.sendMessage({ text: `story ${trial}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
@@ -277,7 +277,8 @@ describe("chaos: server restart", () => {
     const { host, origin } = await commands.chaosServerStart();
     for (let trial = 0; trial < trials; trial++) {
       const name = uniqueName("chaos-restart");
-      const script = { chunks: 100, chunkDelayMs: 25 };
+      // The quick variant streams faster: the restart, not the reply, is what it checks.
+      const script = { chunks: 100, chunkDelayMs: settings.full ? 25 : 10 };
       const { chat, unmount } = openChat(name, { client: { agent: CHAT_AGENT, host, name }, body: { script } });
       const notes: string[] = [];
       await until(() => chat.isLoading.value === false && chat.connectionStatus.value === "open", 30_000);

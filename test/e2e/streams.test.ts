@@ -34,14 +34,14 @@ describe("resume", () => {
   });
 
   it("reload while a short reply streams, 20 times: the reply always ends complete", async () => {
-    const script = { chunks: 20, chunkDelayMs: 50 };
+    const script = { chunks: 20, chunkDelayMs: 25 };
     for (let round = 0; round < 20; round++) {
       const name = uniqueName(`reload${round}`);
       const first = openChat(name, { body: { script } });
       await first.chat.ready;
       void first.chat.sendMessage({ text: `round ${round}` });
-      // Reload at a different point of the ~1 s reply each round.
-      await new Promise((resolve) => setTimeout(resolve, 50 + round * 47));
+      // Reload at a different point of the ~0.5 s reply each round.
+      await new Promise((resolve) => setTimeout(resolve, 25 + round * 24));
       first.unmount();
       const second = openChat(name, { body: { script } });
       await vi.waitFor(() => expect(textOf(second.chat.messages.value[1])).toBe(expectedText(20)), {
