@@ -59,7 +59,6 @@ export class LocalIntents<M extends UIMessage> {
   readonly unechoed = new Map<string, { lacked: boolean }>();
   /** Sends the transport buffered while the socket was down; restored over the next connect-time transcript, retired by the next transcript (#1983). */
   readonly buffered = new Set<string>();
-
   rewrite: Rewrite<M> | null = null;
   clear: Clear | null = null;
   /** Sends waiting to go out, in order; shown after the transcript. */
