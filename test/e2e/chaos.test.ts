@@ -61,6 +61,13 @@ async function syncCounts(name: string) {
 
 const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
 
+/** A frame log for a note: text deltas left out but for the first three and the last three of each stream. */
+function framesNote(lines: readonly string[]): string {
+  const delta = (line: string) => line.includes('\\"type\\":\\"text-delta');
+  const kept = lines.filter((line, i) => !delta(line) || !delta(lines[i - 3] ?? "") || !delta(lines[i + 3] ?? ""));
+  return `frames (${lines.length}, text deltas in the middle of a stream left out):\n${kept.join("\n")}`;
+}
+
 /**
  * Records the frames a client sends and receives, for the notes of a failed
  * trial; `note()` lists them, text deltas left out but for the first three
@@ -84,11 +91,7 @@ function recordFrames(client: AgentClient) {
       started = performance.now();
       lines = [];
     },
-    note() {
-      const delta = (line: string) => line.includes('\\"type\\":\\"text-delta');
-      const kept = lines.filter((line, i) => !delta(line) || !delta(lines[i - 3] ?? "") || !delta(lines[i + 3] ?? ""));
-      return `frames (${lines.length}, text deltas in the middle of a stream left out):\n${kept.join("\n")}`;
-    }
+    note: () => framesNote(lines)
   };
 }
 
@@ -346,7 +349,15 @@ describe("chaos: many clients", () => {
     for (let round = 0; round < rounds; round++) {
       const name = uniqueName("chaos-many");
       const scripts: Array<Record<string, unknown>> = [{}, {}, {}];
-      const clients = [0, 1, 2].map((i) => openChat(name, { body: () => ({ script: scripts[i] }) }));
+      // What each client received, for the notes of a client that ends wrong.
+      const started = performance.now();
+      const received: string[][] = [[], [], []];
+      const clients = [0, 1, 2].map((i) =>
+        openChat(name, {
+          body: () => ({ script: scripts[i] }),
+          onFrame: (frame) => void received[i]!.push(`${Math.round(performance.now() - started)} ms <- ${JSON.stringify(frame).slice(0, 200)}`)
+        })
+      );
       await Promise.all(clients.map(({ chat }) => chat.ready));
       const notes: string[] = [];
       const pending: Array<Promise<unknown>> = [];
@@ -403,6 +414,7 @@ describe("chaos: many clients", () => {
       let upstream = 0;
       for (const [i, { chat }] of clients.entries()) {
         const outcome = await quiesceAndAudit(chat, () => serverMessages(name), { label: `client ${i}` });
+        if (outcome.lost + outcome.duplicated > 0) outcome.notes.push(`client ${i} ${framesNote(received[i]!)}`);
         lost += outcome.lost;
         duplicated += outcome.duplicated;
         upstream = Math.max(upstream, outcome.upstream);
