@@ -61,10 +61,11 @@ async function syncCounts(name: string) {
 
 const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
 
+const isTextDelta = (line: string) => line.includes('\\"type\\":\\"text-delta');
+
 /** A frame log for a note: text deltas left out but for the first three and the last three of each stream. */
 function framesNote(lines: readonly string[]): string {
-  const delta = (line: string) => line.includes('\\"type\\":\\"text-delta');
-  const kept = lines.filter((line, i) => !delta(line) || !delta(lines[i - 3] ?? "") || !delta(lines[i + 3] ?? ""));
+  const kept = lines.filter((line, i) => !isTextDelta(line) || !isTextDelta(lines[i - 3] ?? "") || !isTextDelta(lines[i + 3] ?? ""));
   return `frames (${lines.length}, text deltas in the middle of a stream left out):\n${kept.join("\n")}`;
 }
 
