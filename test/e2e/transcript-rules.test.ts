@@ -42,6 +42,9 @@ const texts = (messages: readonly UIMessage[]) => messages.map(textOf);
 const reads = async (name: string, agent = runAgent()) =>
   (await readLog(name, agent)).filter((entry) => entry.kind === "get-messages");
 
+/** `@cloudflare/ai-chat` before 0.12.2 (the compat tier's lowest row) ends turns with neither an outcome nor `messageIds`. */
+const olderServer = (ends: readonly ChatTurnEndEvent[]) => ends.every((event) => event.messageIds === undefined);
+
 describe("a message the server refused leaves the screen (issue 21, 3)", () => {
   const DROP = "DropChatAgent";
 
@@ -57,9 +60,15 @@ describe("a message the server refused leaves the screen (issue 21, 3)", () => {
     void chat.sendMessage({ text: "first" });
     await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThan(expectedText(3).length));
     void chat.sendMessage({ text: "refused" });
-    await vi.waitFor(() => expect(ends.map((event) => event.outcome)).toContain("skipped"));
-    await vi.waitFor(() => expect(ends.map((event) => event.outcome)).toContain("completed"), { timeout: 15_000 });
+    await vi.waitFor(() => expect(ends.length).toBeGreaterThanOrEqual(2), { timeout: 15_000 });
     await whenSettled(chat);
+    // @cloudflare/ai-chat before 0.12.2 names no outcome (README, Supported versions): a refusal
+    // cannot be told from a reply, so the message stays on screen.
+    const older = olderServer(ends);
+    expect(ends.map((event) => event.outcome).includes("skipped")).toBe(!older);
+    expect(texts(chat.messages.value).includes("refused")).toBe(older);
+    if (older) return;
+    expect(ends.map((event) => event.outcome)).toContain("completed");
     expect(texts(chat.messages.value)).not.toContain("refused");
     await expectScreenIsStored(chat, name, DROP);
     expect(texts(await stored(name, DROP))).toEqual(["first", expectedText(40)]);
@@ -80,10 +89,13 @@ describe("a message the server refused leaves the screen (issue 21, 3)", () => {
     expect(turn.status).toBe(202);
     await waitForLog(name, (entry) => entry.kind === "chat-message", { agent: DROP });
     client.reconnect();
-    await vi.waitFor(() => expect(ends.map((event) => event.outcome)).toContain("skipped"), { timeout: 15_000 });
+    await vi.waitFor(() => expect(ends.length).toBeGreaterThanOrEqual(1), { timeout: 15_000 });
     await waitForLog(name, (entry) => entry.kind === "turn-finished", { agent: DROP });
     await whenSettled(chat);
-    expect(texts(chat.messages.value)).not.toContain("queued");
+    // Before 0.12.2 (no outcome) the refusal is not recognised; the transcript frame that follows decides.
+    const older = olderServer(ends);
+    expect(ends.map((event) => event.outcome).includes("skipped")).toBe(!older);
+    expect(!older && texts(chat.messages.value).includes("queued")).toBe(false);
     await expectScreenIsStored(chat, name, DROP);
   });
 });
