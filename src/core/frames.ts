@@ -49,6 +49,15 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A `cf_agent_use_chat_request` frame this client sends: its id and the newest user message its list carries. */
+export function sentRequest(frame: unknown): { id: string; sentId: string | undefined } | undefined {
+  if (!isRecord(frame) || frame.type !== CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST || typeof frame.id !== "string") return undefined;
+  const body = isRecord(frame.init) ? parseJson(frame.init.body) : undefined;
+  const messages = isRecord(body) && Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+  const sent = messages.findLast((message) => isRecord(message) && message.role === "user");
+  return { id: frame.id, sentId: isRecord(sent) && typeof sent.id === "string" ? sent.id : undefined };
+}
+
 /** Parses socket data as JSON; `undefined` when it is not a JSON text. */
 export function parseJson(data: unknown): unknown {
   if (typeof data !== "string") return undefined;

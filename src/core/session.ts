@@ -2,7 +2,7 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMe
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson } from "./frames";
+import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
@@ -151,8 +151,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const edge = socketOpened(this.model, Date.now());
     if (edge === "first") {
-      // Probe first, then read: a turn still running is offered on this
-      // socket; one that ended before it opened is already stored.
+      // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
       if (this.settings.resume) void this.resumeStream().catch(() => {});
       this.reads.firstOpen(this.openedBeforeChat);
     } else if (edge) {
@@ -181,8 +180,7 @@ export class ChatSession<M extends UIMessage> {
     if (frame?.kind !== "messages") this.reads.frame(frame);
     if (!frame) return;
     if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
-    // Only the transport's own streams read response frames, and only their
-    // requests' (checked before handling: a terminal frame releases the id).
+    // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
     const forward = frame.kind === "response" && this.model.local.has(frame.id);
     try {
       this.handleFrame(frame);
@@ -232,12 +230,14 @@ export class ChatSession<M extends UIMessage> {
     if (!perChunk || !(this.model.busy || this.config.cells.serverStreaming.value)) this.scheduleReconcile();
   }
 
-  /** The transport ACKed a stream: its replay starts from chunk 0 again, and the resume attached something. */
+  /** The transport sends a request (rule: a send retires with its request) or ACKs a stream: its replay starts from chunk 0 again. */
   private onTransportSend(data: string): void {
-    if (!data.includes(Wire.streamResumeAck)) return;
-    this.resumeKeptError = undefined;
     const frame = parseJson(data) as { id?: unknown } | undefined;
-    if (typeof frame?.id === "string") this.model.streams.transportAcked(frame.id);
+    const request = sentRequest(frame);
+    if (request) return this.model.intents.sendWentOut(request.id, request.sentId);
+    if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
+    this.resumeKeptError = undefined;
+    this.model.streams.transportAcked(frame.id);
   }
 
   // ─── Resume and continuation ──────────────────────────────────────

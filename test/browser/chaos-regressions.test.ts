@@ -5,7 +5,7 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type UseAgentChatOptions, useAgentChat } from "../../src";
-import { FakeSocket } from "../support/fake-socket";
+import { FakeSocket, textReply } from "../support/fake-socket";
 import { mountComposable } from "../support/mount";
 
 let cleanup: Array<() => void> = [];
@@ -472,6 +472,30 @@ describe("a send right after this client's clear", () => {
     reads[1]!([]);
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(chat.messages.value.map((m) => m.id)).toEqual(["u3"]);
+  });
+});
+
+describe("a send behind a request that fails (model property test)", () => {
+  it("the first request's failure does not confirm the second send, so another tab's older list leaves it on screen", async () => {
+    const { socket, chat } = setupWith({});
+    await openIdle(socket);
+    await chat.ready;
+    void chat.sendMessage({ text: "one" }).catch(() => {});
+    void chat.sendMessage({ text: "two" }).catch(() => {});
+    // The AI SDK builds each request's list as it goes out: both carry both messages.
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(2));
+    const [first, second] = socket.sentOf("cf_agent_use_chat_request").map((frame) => frame.id as string);
+    const [one, two] = chat.messages.value;
+    socket.push({ type: "cf_agent_use_chat_response", id: first, body: "boom", done: true, error: true });
+    await vi.waitFor(() => expect(chat.status.value).toBe("error"));
+    // Another tab's setMessages list, written before the server took the second send.
+    socket.push({ type: "cf_agent_chat_messages", messages: [one] });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(chat.messages.value.map((m) => m.id)).toEqual([one!.id, two!.id]);
+    for (const chunk of textReply("a2", ["two back"])) socket.chunk(second!, chunk);
+    socket.done(second!);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual([one!.id, two!.id, "a2"]);
   });
 });
 

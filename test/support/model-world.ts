@@ -88,6 +88,12 @@ export class World implements WorldPort {
     this.gaps.add(name);
   }
 
+  /** Another tab's list from before this client's clear writes back what the clear removed (see `GAPS`). */
+  private writesBackCleared(list: readonly M[]): void {
+    const held = this.client.model.intents.clear?.cleared;
+    if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
+  }
+
   /** Whether this client shows the message, or a frame on its way brings it. */
   mayShow(id: string): boolean {
     return this.client.list.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
@@ -260,13 +266,16 @@ export class World implements WorldPort {
       }
       case "otherSend": {
         const view = this.view(command.stale);
+        this.writesBackCleared(view);
         server.request({ kind: "other" }, this.newId("x"), [...view, { id: this.newId("o"), role: "user", parts: [{ type: "text", text: "from another tab" }] }], command.shape);
         return;
       }
       case "otherRegenerate": {
         const view = this.view(command.stale);
         if (view.length === 0) return;
-        server.request({ kind: "other" }, this.newId("x"), view.at(-1)!.role === "assistant" ? view.slice(0, -1) : view, command.shape);
+        const list = view.at(-1)!.role === "assistant" ? view.slice(0, -1) : view;
+        this.writesBackCleared(list);
+        server.request({ kind: "other" }, this.newId("x"), list, command.shape);
         return;
       }
       case "otherEdit": {
@@ -275,6 +284,7 @@ export class World implements WorldPort {
         const target = users[command.pick % Math.max(users.length, 1)];
         if (!target) return;
         const edited: M = { id: target.message.id, role: "user", parts: [{ type: "text", text: `edited elsewhere ${this.ids++}` }] };
+        this.writesBackCleared(view.slice(0, target.index + 1));
         server.request({ kind: "other" }, this.newId("x"), [...view.slice(0, target.index), edited], command.shape);
         return;
       }
@@ -283,8 +293,7 @@ export class World implements WorldPort {
       case "otherSetMessages": {
         const view = this.view(command.stale);
         const list = view.slice(0, command.pick % (view.length + 1));
-        const held = this.client.model.intents.clear?.cleared;
-        if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
+        this.writesBackCleared(list);
         return server.replaceStored({ kind: "other" }, list);
       }
       case "otherToolOutput": {

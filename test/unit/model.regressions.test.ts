@@ -163,4 +163,16 @@ describe("counterexamples the model property test found", () => {
   it("Rule (stop before start): a continuation stopped before it started is cancelled when a socket drop follows the stop", () => {
     expect(strictly(play("otherSend 0 396, turn, turn, turn, turn, turn, turn, turn, deliver 2, deliver 2, deliver 4, toolOutput 0, stop, cut", { autoContinue: true }))).toEqual([]);
   });
+
+  it("Rule (a send retires with its request): the first request's failure does not confirm the send behind it, so another tab's older list leaves it on screen", () => {
+    // Seed 1623291949 of `npm run test:model`, run 37876, shrunk.
+    const world = play("send, send, up, turn, fail, turn, otherSetMessages 0 57");
+    expect(strictly(world)).toEqual([]);
+    expect(world.server.stored.filter((message) => message.role === "user")).toHaveLength(2);
+  });
+
+  it("Rule (a send retires with its request): a stopped request's send retires although its done never comes", () => {
+    // Seed 20261201 (npm test's), run 1428 of the first per-request fix, shrunk.
+    expect(strictly(play("send, stop, up, up, cut, turn"))).toEqual([]);
+  });
 });

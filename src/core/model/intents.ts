@@ -52,11 +52,12 @@ export interface QueuedSend<M extends UIMessage> {
  */
 export class LocalIntents<M extends UIMessage> {
   /**
-   * Own user messages of the request in flight that no transcript frame
-   * carried yet; retired by a frame that does, or when the turn finishes.
+   * Own user messages of requests in flight that no transcript frame carried
+   * yet, each with the request that sent it once it went out (`request`);
+   * retired by a frame that does, or when that request ends (`sendsEnded`).
    * `lacked`: a frame came without it, which a `skipped` end confirms as a refusal.
    */
-  readonly unechoed = new Map<string, { lacked: boolean }>();
+  readonly unechoed = new Map<string, { lacked: boolean; request?: string }>();
   /** Sends the transport buffered while the socket was down; restored over the next connect-time transcript, retired by the next transcript (#1983). */
   readonly buffered = new Set<string>();
   rewrite: Rewrite<M> | null = null;
@@ -206,14 +207,36 @@ export class LocalIntents<M extends UIMessage> {
   }
 
   /**
+   * A request went out carrying `sentId` as its newest user message: the send
+   * belongs to the newest such request (the AI SDK builds a request's list
+   * when it goes out, so two sends in a row can both ride on the second).
+   */
+  sendWentOut(requestId: string, sentId: string | undefined): void {
+    const send = sentId === undefined ? undefined : this.unechoed.get(sentId);
+    if (send) send.request = requestId;
+  }
+
+  /**
+   * Rule (a send retires with its request): once the request that sent it
+   * ended or was stopped, the server holds the message (or refused it), so a
+   * frame without it is newer than the send. Sends of requests still
+   * `running` stay; with `unsent`, not one whose request never went out (the AI SDK ended it first).
+   */
+  sendsEnded(running: (request: string) => boolean, unsent: boolean): void {
+    for (const [id, send] of this.unechoed) {
+      if (send.request === undefined ? unsent : !running(send.request)) this.unechoed.delete(id);
+    }
+  }
+
+  /**
    * Rule (a refused send leaves, issue 21, 3): a request that ends `skipped`
    * after a frame came without its message was refused (`messageConcurrency:
    * "drop"` rolls the submit back with that frame): the frame wins, as
    * upstream lets it. Returns the sends to remove.
    */
-  refused(): Set<string> {
+  refused(requestId: string): Set<string> {
     const refused = new Set<string>();
-    for (const [id, send] of this.unechoed) if (send.lacked) refused.add(id);
+    for (const [id, send] of this.unechoed) if (send.lacked && (send.request ?? requestId) === requestId) refused.add(id);
     for (const id of refused) this.unechoed.delete(id);
     return refused;
   }

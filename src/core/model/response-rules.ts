@@ -94,13 +94,14 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
     m.io.flags({ serverStreaming: false });
   }
   if (frame.outcome === "skipped") {
-    const refused = m.intents.refused();
+    const refused = m.intents.refused(id);
     if (refused.size > 0) m.remove((message) => refused.has(message.id));
   }
   m.io.transport.handleServerTurnCompleted(id);
   m.placement.release(record.replyId);
   showBase(m, record.replyId);
   m.local.delete(id);
+  m.intents.sendsEnded((request) => isRunningRequest(m, request), false);
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
 }
 
@@ -241,8 +242,8 @@ export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: Re
 }
 
 /**
- * This client's own response finished in the AI SDK. Its sends are confirmed,
- * and (rule: own turn folds into the base) a reply it finished with parts is
+ * This client's own response finished in the AI SDK. The sends of requests
+ * that ended are confirmed (rule: a send retires with its request), and (rule: own turn folds into the base) a reply it finished with parts is
  * held by the server: the sender gets no broadcast of its own turn.
  */
 export function ownTurnFinished<M extends UIMessage>(
@@ -250,7 +251,7 @@ export function ownTurnFinished<M extends UIMessage>(
   event: { message: M; messages: M[]; isAbort: boolean; isError: boolean; isDisconnect: boolean }
 ): void {
   const id = event.message.id;
-  m.intents.unechoed.clear();
+  m.intents.sendsEnded((request) => isRunningRequest(m, request), true);
   if (m.streams.unsequenced.delete(id)) collapseReplays(m, id);
   m.placement.finished(id);
   // Rule (no empty replies): a reply this client's stream ended without a part also goes (its done may never come: a close cut it).
@@ -259,6 +260,11 @@ export function ownTurnFinished<M extends UIMessage>(
   const index = event.messages.findIndex((message) => message.id === id);
   // The reply and what came before it; an empty shell among them only if a list carried it (`shells`).
   if (index >= 0) m.base.hold(event.messages.slice(0, index + 1).filter((message) => message.role !== "assistant" || message.parts.length > 0));
+}
+
+/** A request of this client's that runs: sent, neither ended nor stopped. */
+function isRunningRequest<M extends UIMessage>(m: ChatModel<M>, id: string): boolean {
+  return m.local.has(id) && !m.streams.get(id)?.stopped;
 }
 
 /** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */

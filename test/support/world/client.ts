@@ -1082,6 +1082,9 @@ export class SimClient {
   }
 
   onTransportSend(frame: Record<string, unknown>): void {
+    if (frame.type === CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST && typeof frame.id === "string") {
+      this.model.intents.sendWentOut(frame.id, (frame.messages as M[]).findLast((message) => message.role === "user")?.id);
+    }
     if (frame.type === CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK && typeof frame.id === "string") this.model.streams.transportAcked(frame.id);
   }
 

@@ -150,6 +150,40 @@ describe("LocalIntents", () => {
     });
   });
 
+  describe("Rule (a send retires with its request)", () => {
+    it("retires the sends of requests that ended and keeps those of a request still running", () => {
+      const intents = new LocalIntents<UIMessage>();
+      intents.unechoed.set("u1", { lacked: false });
+      intents.unechoed.set("u2", { lacked: false });
+      intents.sendWentOut("r1", "u1");
+      intents.sendWentOut("r2", "u2");
+      intents.sendsEnded((request) => request === "r2", true);
+      expect([...intents.unechoed.keys()]).toEqual(["u2"]);
+    });
+
+    it("binds a send to the newest request that carried it, and keeps an unsent one unless asked", () => {
+      const intents = new LocalIntents<UIMessage>();
+      intents.unechoed.set("u1", { lacked: false });
+      intents.sendWentOut("r1", "u1");
+      intents.sendWentOut("r2", "u1");
+      intents.sendWentOut("r3", "elsewhere");
+      expect(intents.unechoed.get("u1")?.request).toBe("r2");
+      intents.unechoed.set("u2", { lacked: false });
+      intents.sendsEnded(() => true, false);
+      expect(intents.unechoed.has("u2")).toBe(true);
+      intents.sendsEnded(() => true, true);
+      expect([...intents.unechoed.keys()]).toEqual(["u1"]);
+    });
+
+    it("a skipped end refuses only its own request's sends that a frame lacked", () => {
+      const intents = new LocalIntents<UIMessage>();
+      intents.unechoed.set("u1", { lacked: true, request: "r1" });
+      intents.unechoed.set("u2", { lacked: true, request: "r2" });
+      expect([...intents.refused("r2")]).toEqual(["u2"]);
+      expect([...intents.unechoed.keys()]).toEqual(["u1"]);
+    });
+  });
+
   it("marks a submit's user message unconfirmed unless the server holds it", () => {
     const intents = new LocalIntents<UIMessage>();
     const messages = [user("u1"), user("u2")];
