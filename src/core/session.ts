@@ -2,7 +2,7 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMe
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
+import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
@@ -178,21 +178,22 @@ export class ChatSession<M extends UIMessage> {
     if (this.disposed) return;
     const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
     if (frame?.kind !== "messages") this.reads.frame(frame);
-    if (!frame) return;
-    if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
+    if (frame?.kind !== "response") return frame && this.apply(frame, data as string);
+    for (const admitted of this.model.streams.admit(frame, data as string)) this.apply(admitted.frame, admitted.raw);
+  }
+
+  private apply(frame: ChatFrame<M>, data: string): void {
     // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
     const forward = frame.kind === "response" && this.model.local.has(frame.id);
     try {
       this.handleFrame(frame);
     } catch (error) {
-      // A frame must never take the chat down; report it and carry on.
-      console.error("[agents-vue] Failed to apply a chat frame:", error);
+      console.error("[agents-vue] Failed to apply a chat frame:", error); // A frame must never take the chat down.
     }
-    if (!forward) return;
-    const response = frame as ResponseFrame;
-    const opened = response.continuation ? droppedTextStart(this.model, response) : undefined;
+    if (!forward || frame.kind !== "response") return;
+    const opened = frame.continuation ? droppedTextStart(this.model, frame) : undefined;
     if (opened) this.bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
-    this.bridge.deliver(response, data as string);
+    this.bridge.deliver(frame, data);
   }
 
   private handleFrame(frame: ChatFrame<M>): void {
@@ -474,8 +475,7 @@ export class ChatSession<M extends UIMessage> {
     const { cancelOnClientAbort } = this.settings;
     const activeTurn = this.transport.activeServerTurnId;
     if (cancelOnClientAbort) {
-      // A local abort cancels the turn this client follows as its own: its request, a resumed stream,
-      // or a tool continuation, attached or observed (issue 22, 2); now, before an owned socket closes.
+      // A local abort cancels the turn this client follows as its own (request, resumed stream, tool continuation; issue 22, 2), before an owned socket closes.
       const c = this.model.continuation;
       const own = activeTurn !== null && (this.model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
       if (own) this.transport.cancelActiveServerTurn();

@@ -219,6 +219,37 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
   }
 });
 
+describe("a live chunk that comes between the ACK and its replay (chaos: socket drops, two drops one chunk apart)", () => {
+  it("is held until the replay completes, so the reply streams on in one message", async () => {
+    const { socket, chat, server } = await openWithStore();
+    const sent = chat.sendMessage({ text: "turn" });
+    const id = await requestId(socket);
+    const delta = (i: number) => ({ type: "text-delta", id: "text-0", delta: `w${i} ` });
+    // seq 0 is the start, 1 the text-start, 2 + i the delta of word i.
+    const chunkAt = (seq: number) => (seq === 0 ? { type: "start", messageId: "a1" } : seq === 1 ? { type: "text-start", id: "text-0" } : delta(seq - 2));
+    for (let seq = 0; seq <= 4; seq++) socket.chunk(id, chunkAt(seq), { seq });
+    await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 w2 "));
+    socket.drop();
+    server.stored = [{ id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] }];
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resuming", id, probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
+    // The server unparks the socket on the ACK, a live chunk goes out, and then the replay, which carries it again.
+    socket.chunk(id, chunkAt(6), { seq: 6 });
+    for (let seq = 0; seq <= 6; seq++) socket.chunk(id, chunkAt(seq), { seq, replay: true });
+    socket.push({ type: "cf_agent_use_chat_response", id, body: "", done: false, replay: true, replayComplete: true });
+    socket.chunk(id, chunkAt(7), { seq: 7 });
+    socket.chunk(id, { type: "text-end", id: "text-0" }, { seq: 8 });
+    socket.chunk(id, { type: "finish" }, { seq: 9 });
+    socket.done(id);
+    await sent;
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]);
+    expect(textParts(chat.messages.value[1]).map((part) => part.text)).toEqual(["w0 w1 w2 w3 w4 w5 "]);
+  });
+});
+
 describe("a read-back after a socket drop near the end of a turn (chaos: socket drops)", () => {
   it("the read-back when the resumed turn ends starts a new transcript read instead of joining one begun before the reply was stored", async () => {
     const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "turn" }] };

@@ -220,7 +220,8 @@ export class LocalIntents<M extends UIMessage> {
    * Rule (a send retires with its request): once the request that sent it
    * ended or was stopped, the server holds the message (or refused it), so a
    * frame without it is newer than the send. Sends of requests still
-   * `running` stay; with `unsent`, not one whose request never went out (the AI SDK ended it first).
+   * `running` stay; with `unsent`, those whose request never went out go
+   * too (the AI SDK ended their turn before the frame was sent).
    */
   sendsEnded(running: (request: string) => boolean, unsent: boolean): void {
     for (const [id, send] of this.unechoed) {

@@ -243,7 +243,8 @@ export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: Re
 
 /**
  * This client's own response finished in the AI SDK. The sends of requests
- * that ended are confirmed (rule: a send retires with its request), and (rule: own turn folds into the base) a reply it finished with parts is
+ * that ended are confirmed (rule: a send retires with its request), and
+ * (rule: own turn folds into the base) a reply it finished with parts is
  * held by the server: the sender gets no broadcast of its own turn.
  */
 export function ownTurnFinished<M extends UIMessage>(

@@ -11,6 +11,8 @@ export interface StreamRecord {
   unreplayed?: boolean;
   /** Highest `seq` the transport's stream delivered since this client's ACK. */
   seq?: number;
+  /** Live chunks that came after the transport's ACK and before its replay, each with its raw data (rule: live chunk before its replay). */
+  early?: Array<Admitted<unknown>>;
   /** Text parts this continuation stream opened since its ACK. */
   openedText?: Set<string>;
   /** The offer was taken: its replay rebuilds the reply from chunk 0. */
@@ -28,6 +30,15 @@ export interface StreamRecord {
   /** `onTurnEnd` was reported (never twice, also across resets). */
   ended?: boolean;
 }
+
+/** A response frame to handle now, with the socket data it came in. */
+export interface Admitted<T> {
+  frame: ResponseFrame;
+  raw: T;
+}
+
+/** Live chunks held for a replay that never comes are let go at this many. */
+const MAX_EARLY = 32;
 
 /** How much a stream end asks to read back: nothing, a read when `resyncOnReconnect` is on, or a read in any case. */
 export type ReadBack = "none" | "resync" | "always";
@@ -78,8 +89,37 @@ export class StreamRecords {
   transportAcked(id: string): void {
     const record = this.at(id);
     record.seq = -1;
-    record.openedText = undefined;
+    record.early = record.openedText = undefined;
     record.unreplayed = true;
+  }
+
+  /**
+   * Rule (live chunk before its replay): the server unparks a socket on the
+   * transport's ACK before it sends the replay, so a live chunk can come
+   * first; the replay restarts from chunk 0 and carries it again (chaos:
+   * socket drops, two drops one chunk apart). Delivered first, it would reach
+   * the AI SDK before the `start` and `text-start` the replay brings. It is
+   * held until the replay completes (or the stream goes on or ends without
+   * one), then goes only if the replay did not carry it. Returns the frames
+   * to handle now, in order, with their raw data; a repeated replay chunk
+   * (rule: repeated replay) is none.
+   */
+  admit<T>(frame: ResponseFrame, raw: T): Array<Admitted<T>> {
+    const record = this.records.get(frame.id);
+    const now = () => (this.isRepeatedReplay(frame) ? [] : [{ frame, raw }]);
+    if (!record || frame.continuation) return now();
+    const early = record.early as Array<Admitted<T>> | undefined;
+    const live = !frame.replay && !frame.done && !frame.error && frame.seq !== undefined;
+    if (live && (record.seq === -1 || early) && (early?.length ?? 0) < MAX_EARLY) {
+      (record.early ??= []).push({ frame, raw });
+      return [];
+    }
+    if (!early || (frame.replay && !frame.replayComplete)) return now();
+    record.early = undefined;
+    const highest = record.seq ?? -1;
+    const missed = early.filter((held) => (held.frame.seq ?? -1) > highest);
+    for (const held of missed) record.seq = Math.max(record.seq ?? -1, held.frame.seq ?? -1);
+    return frame.replayComplete ? [...now(), ...missed] : [...missed, ...now()];
   }
 
   /**

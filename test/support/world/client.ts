@@ -1008,7 +1008,11 @@ export class SimClient {
   }
 
   onSocketData(frame: ChatFrame<M>): void {
-    if (frame.kind === "response" && this.model.streams.isRepeatedReplay(frame)) return;
+    if (frame.kind !== "response") return this.apply(frame);
+    for (const admitted of this.model.streams.admit(frame, null)) this.apply(admitted.frame);
+  }
+
+  private apply(frame: ChatFrame<M>): void {
     const forward = frame.kind === "response" && this.local.has(frame.id);
     this.handleFrame(frame);
     if (!forward) return;

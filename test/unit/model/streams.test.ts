@@ -35,6 +35,47 @@ describe("StreamRecords", () => {
     });
   });
 
+  describe("Rule (live chunk before its replay)", () => {
+    const seqs = (admitted: Array<{ frame: { seq: number | undefined; replayComplete: boolean } }>) =>
+      admitted.map(({ frame }) => (frame.replayComplete ? "complete" : frame.seq));
+
+    it("holds a live chunk that comes after the transport's ACK and before the replay, and drops it when the replay carried it", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      expect(streams.admit(response("r", { seq: 4 }), "live 4")).toEqual([]);
+      for (const seq of [0, 1, 2, 3, 4]) expect(seqs(streams.admit(response("r", { replay: true, seq }), seq))).toEqual([seq]);
+      expect(seqs(streams.admit(response("r", { replay: true, replayComplete: true }), "end"))).toEqual(["complete"]);
+      expect(seqs(streams.admit(response("r", { seq: 5 }), "live 5"))).toEqual([5]);
+    });
+
+    it("lets a held chunk the replay did not carry go after the replay completes, with its raw data", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      streams.admit(response("r", { seq: 3 }), "live 3");
+      streams.admit(response("r", { replay: true, seq: 0 }), "replay 0");
+      const released = streams.admit(response("r", { replay: true, replayComplete: true }), "end");
+      expect(released.map(({ raw }) => raw)).toEqual(["end", "live 3"]);
+    });
+
+    it("lets held chunks go before the stream's end or a live chunk when no replay comes", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      streams.admit(response("r", { seq: 2 }), "live 2");
+      expect(streams.admit(response("r", { done: true }), "done").map(({ raw }) => raw)).toEqual(["live 2", "done"]);
+      streams.transportAcked("r");
+      for (let seq = 0; seq < 32; seq++) expect(streams.admit(response("r", { seq }), seq)).toEqual([]);
+      expect(streams.admit(response("r", { seq: 32 }), 32)).toHaveLength(33);
+    });
+
+    it("leaves streams it never ACKed, unsequenced chunks and continuations alone", () => {
+      const streams = new StreamRecords();
+      expect(streams.admit(response("x", { seq: 1 }), 1)).toHaveLength(1);
+      streams.transportAcked("r");
+      expect(streams.admit(response("r", {}), "no seq")).toHaveLength(1);
+      expect(streams.admit(response("r", { seq: 1, continuation: true }), "continuation")).toHaveLength(1);
+    });
+  });
+
   describe("Rule (end of stream)", () => {
     it("reads back in any case when a clear of this client's interrupted the turn and it ended aborted or without outcome", () => {
       for (const outcome of ["aborted", undefined] as const) {
