@@ -219,14 +219,15 @@ describe("a socket drop near the end of a turn (chaos: socket drops)", () => {
   }
 });
 
+/** Chunk `seq` of a reply "a1": 0 is its start, 1 its text-start, 2 + i the delta of word i. */
+const chunkAt = (seq: number) =>
+  seq === 0 ? { type: "start", messageId: "a1" } : seq === 1 ? { type: "text-start", id: "text-0" } : { type: "text-delta", id: "text-0", delta: `w${seq - 2} ` };
+
 describe("a live chunk that comes between the ACK and its replay (chaos: socket drops, two drops one chunk apart)", () => {
   it("is held until the replay completes, so the reply streams on in one message", async () => {
     const { socket, chat, server } = await openWithStore();
     const sent = chat.sendMessage({ text: "turn" });
     const id = await requestId(socket);
-    const delta = (i: number) => ({ type: "text-delta", id: "text-0", delta: `w${i} ` });
-    // seq 0 is the start, 1 the text-start, 2 + i the delta of word i.
-    const chunkAt = (seq: number) => (seq === 0 ? { type: "start", messageId: "a1" } : seq === 1 ? { type: "text-start", id: "text-0" } : delta(seq - 2));
     for (let seq = 0; seq <= 4; seq++) socket.chunk(id, chunkAt(seq), { seq });
     await vi.waitFor(() => expect(textParts(chat.messages.value[1])[0]?.text).toBe("w0 w1 w2 "));
     socket.drop();

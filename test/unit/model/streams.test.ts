@@ -2,6 +2,10 @@ import { describe, expect, it } from "vitest";
 import { StreamRecords } from "../../../src/core/model/streams";
 import { response } from "../../support/model-harness";
 
+/** What `admit` let through: each frame's `seq`, or "complete" for a replay's end. */
+const seqs = (admitted: Array<{ frame: { seq: number | undefined; replayComplete: boolean } }>) =>
+  admitted.map(({ frame }) => (frame.replayComplete ? "complete" : frame.seq));
+
 describe("StreamRecords", () => {
   describe("Rule (repeated replay, #1733)", () => {
     it("drops replayed chunks the stream already delivered since the transport's ACK", () => {
@@ -36,9 +40,6 @@ describe("StreamRecords", () => {
   });
 
   describe("Rule (live chunk before its replay)", () => {
-    const seqs = (admitted: Array<{ frame: { seq: number | undefined; replayComplete: boolean } }>) =>
-      admitted.map(({ frame }) => (frame.replayComplete ? "complete" : frame.seq));
-
     it("holds a live chunk that comes after the transport's ACK and before the replay, and drops it when the replay carried it", () => {
       const streams = new StreamRecords();
       streams.transportAcked("r");
