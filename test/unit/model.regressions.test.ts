@@ -175,4 +175,9 @@ describe("counterexamples the model property test found", () => {
     // Seed 20261201 (npm test's), run 1428 of the first per-request fix, shrunk.
     expect(strictly(play("send, stop, up, up, cut, turn"))).toEqual([]);
   });
+
+  it("Rule (no empty replies): an offer whose replay carried nothing puts no blank reply on screen, also when the turn was stopped before its first part", () => {
+    // Seed 944950224 of `npm run test:model`, run 7390, shrunk.
+    expect(strictly(play("otherSend 0 0, turn, stop, up, deliver 3, up, turn, stop", { resume: true }))).toEqual([]);
+  });
 });

@@ -199,7 +199,8 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   }
   m.io.flags({ serverStreaming: true });
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
-  else if (frame.replayComplete) m.replace(observed.mergedInto(message, m.messages));
+  // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
+  else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));
   if (message.hasParts) m.streams.at(frame.id).shown = message.id;
 }
 
