@@ -180,4 +180,20 @@ describe("counterexamples the model property test found", () => {
     // Seed 944950224 of `npm run test:model`, run 7390, shrunk.
     expect(strictly(play("otherSend 0 0, turn, stop, up, deliver 3, up, turn, stop", { resume: true }))).toEqual([]);
   });
+
+  it("Rule (local clear): a second clear while this client's reply still streams keeps that reply too, which the server stores after both", () => {
+    // Seed 944950224 of `npm run test:model`, run 98639, shrunk.
+    expect(strictly(play("send, up, turn, turn, deliver 1, turn, clear, deliver 1, clear", { seed: 1525256065 }))).toEqual([]);
+  });
+
+  it("Rule (received clear): another tab's clear during a turn this client stopped, which the server still ran, reads back the partial reply it stores after the clear", () => {
+    // Seed 1715504913 of `npm run test:model`, shrunk.
+    const steps = "otherSend 0 0, turn, send, deliver 1, up, deliver 2, stop, fail, turn, up, turn, turn, turn, otherClear";
+    expect(strictly(play(steps, { resume: true, seed: 8031827 }))).toEqual([]);
+  });
+
+  it("Rule (live chunk before its replay): live chunks after an ACKed replay that carried nothing go at once", () => {
+    // Seed 726614755 of `npm run test:model`, shrunk: the start was held until the turn's end, after a clear.
+    expect(strictly(play("otherSend 0 0, deliver 2, turn, up, deliver 1, up, turn, deliver 2, turn, clear", { resume: true }))).toEqual([]);
+  });
 });

@@ -11,7 +11,9 @@ export interface StreamRecord {
   unreplayed?: boolean;
   /** Highest `seq` the transport's stream delivered since this client's ACK. */
   seq?: number;
-  /** Live chunks that came after the transport's ACK and before its replay, each with its raw data (rule: live chunk before its replay). */
+  /** The transport ACKed and no replayed frame has come since (rule: live chunk before its replay). */
+  replayDue?: boolean;
+  /** Live chunks that came after the transport's ACK and before its replay completed, each with its raw data. */
   early?: Array<Admitted<unknown>>;
   /** Text parts this continuation stream opened since its ACK. */
   openedText?: Set<string>;
@@ -89,6 +91,7 @@ export class StreamRecords {
   transportAcked(id: string): void {
     const record = this.at(id);
     record.seq = -1;
+    record.replayDue = true;
     record.early = record.openedText = undefined;
     record.unreplayed = true;
   }
@@ -110,7 +113,8 @@ export class StreamRecords {
     if (!record || frame.continuation) return now();
     const early = record.early as Array<Admitted<T>> | undefined;
     const live = !frame.replay && !frame.done && !frame.error && frame.seq !== undefined;
-    if (live && (record.seq === -1 || early) && (early?.length ?? 0) < MAX_EARLY) {
+    if (!live) record.replayDue = undefined;
+    if (live && (record.replayDue || early) && (early?.length ?? 0) < MAX_EARLY) {
       (record.early ??= []).push({ frame, raw });
       return [];
     }
@@ -144,6 +148,11 @@ export class StreamRecords {
   /** Marks the turns this client stops. */
   stopping(ids: Iterable<string>): void {
     for (const id of ids) this.at(id).stopped = true;
+  }
+
+  /** Turns this client stopped whose end has not come: the server may still run them (the transport forgot them). */
+  stoppedTurns(): string[] {
+    return [...this.records].filter(([, record]) => record.stopped).map(([id]) => id);
   }
 
   /**

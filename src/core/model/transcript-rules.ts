@@ -96,12 +96,12 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!m.base.admitVersion(version)) return [];
   m.base.messages = [];
-  const interrupted = [...m.local];
+  const interrupted = [...m.local, ...m.streams.stoppedTurns()];
   m.dropObserved(false);
   m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
-  // Rule (received clear): this client's own turn it aborted may store its partial reply after the clear went out, unseen by its sender: its end reads back.
+  // Rule (received clear): this client's own turn it aborted (also one it stopped, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
   for (const id of interrupted) m.streams.at(id).interruptedByClear = true;
   if (!m.base.exact) m.io.read(true);
   return dropped;
@@ -188,20 +188,28 @@ export function localClear<M extends UIMessage>(
   canRead: boolean
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
-  const interrupted = [...m.local, ...running];
+  const interrupted = [...m.local, ...running, ...m.streams.stoppedTurns()];
   const cleared = new Set(m.messages.map((message) => message.id));
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
   const streams = m.streams;
+  const replies = new Map<string, string>();
   for (const turn of [...interrupted, m.io.transport.activeServerTurnId, m.observed.streamId, streams.heldTurn]) {
     const record = turn === null ? undefined : streams.get(turn);
     const reply = record?.replyId ?? record?.shown ?? (turn === m.observed.streamId ? m.observed.message?.id : undefined);
     if (reply !== undefined) cleared.delete(reply);
+    if (turn !== null && record?.replyId !== undefined) replies.set(turn, record.replyId);
   }
   const dropped = resetTranscript(m);
   // Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
   m.streams.heldTurn = m.streams.recoveringTurn = null;
-  for (const id of interrupted) if (id) m.streams.at(id).interruptedByClear = true;
+  for (const id of interrupted) {
+    if (!id) continue;
+    const record = m.streams.at(id);
+    record.interruptedByClear = true;
+    // The AI SDK streams on into the reply a local request named: a second clear before its end still finds it.
+    record.replyId = replies.get(id);
+  }
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
   const read = m.link.open && canRead && !m.base.exact;

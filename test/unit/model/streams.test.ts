@@ -49,6 +49,13 @@ describe("StreamRecords", () => {
       expect(seqs(streams.admit(response("r", { seq: 5 }), "live 5"))).toEqual([5]);
     });
 
+    it("holds nothing once a replay that carried nothing has completed", () => {
+      const streams = new StreamRecords();
+      streams.transportAcked("r");
+      expect(seqs(streams.admit(response("r", { replay: true, replayComplete: true }), "end"))).toEqual(["complete"]);
+      expect(seqs(streams.admit(response("r", { seq: 0 }), "live 0"))).toEqual([0]);
+    });
+
     it("lets a held chunk the replay did not carry go after the replay completes, with its raw data", () => {
       const streams = new StreamRecords();
       streams.transportAcked("r");
