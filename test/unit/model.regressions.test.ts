@@ -196,4 +196,15 @@ describe("counterexamples the model property test found", () => {
     // Seed 726614755 of `npm run test:model`, shrunk: the start was held until the turn's end, after a clear.
     expect(strictly(play("otherSend 0 0, deliver 2, turn, up, deliver 1, up, turn, deliver 2, turn, clear", { resume: true }))).toEqual([]);
   });
+
+  it("Rule (local clear): a clear after a send ended the watch of a turn a socket drop cut keeps that turn's reply, which the server stores after the clear", () => {
+    // Seed 691600906 of `npm run test:model`, shrunk.
+    expect(strictly(play("otherSend 0 0, turn, deliver 1, turn, turn, deliver 3, cut, send, reopen, clear"))).toEqual([]);
+  });
+
+  it("Rule (local clear): a watched reply shown from its live start, whose offer then restarted the overlay, is the interrupted reply a clear leaves", () => {
+    // Seed 726614755 of `npm run test:model`, shrunk.
+    const steps = "otherSend 0 0, turn, send, fail, otherSend 0 0, turn, turn, turn, deliver 2, deliver 1, up, deliver 4, turn, clear";
+    expect(strictly(play(steps, { resume: true }))).toEqual([]);
+  });
 });

@@ -201,7 +201,8 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
   // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
   else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));
-  if (message.hasParts) m.streams.at(frame.id).shown = message.id;
+  // Also a reply shown from its live `start` on: a clear it interrupts leaves it (the server stores it after the clear once a part came).
+  if (message.hasParts || (!frame.replay && isRecord(chunk) && chunk.type === "start")) m.streams.at(frame.id).shown = message.id;
 }
 
 /**

@@ -150,9 +150,13 @@ export class StreamRecords {
     for (const id of ids) this.at(id).stopped = true;
   }
 
-  /** Turns this client stopped whose end has not come: the server may still run them (the transport forgot them). */
-  stoppedTurns(): string[] {
-    return [...this.records].filter(([, record]) => record.stopped).map(([id]) => id);
+  /**
+   * Turns whose end has not come here that this client stopped, or whose
+   * reply it showed: the server may still run them (the transport forgets a
+   * stopped request; a send or a socket drop ends a watched turn's overlay).
+   */
+  openTurns(): string[] {
+    return [...this.records].filter(([, record]) => record.stopped || record.replyId !== undefined || record.shown !== undefined).map(([id]) => id);
   }
 
   /**

@@ -96,12 +96,12 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!m.base.admitVersion(version)) return [];
   m.base.messages = [];
-  const interrupted = [...m.local, ...m.streams.stoppedTurns()];
+  const interrupted = [...m.local, ...m.streams.openTurns()];
   m.dropObserved(false);
   m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
-  // Rule (received clear): this client's own turn it aborted (also one it stopped, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
+  // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
   for (const id of interrupted) m.streams.at(id).interruptedByClear = true;
   if (!m.base.exact) m.io.read(true);
   return dropped;
@@ -188,7 +188,7 @@ export function localClear<M extends UIMessage>(
   canRead: boolean
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
-  const interrupted = [...m.local, ...running, ...m.streams.stoppedTurns()];
+  const interrupted = [...m.local, ...running, ...m.streams.openTurns()];
   const cleared = new Set(m.messages.map((message) => message.id));
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
