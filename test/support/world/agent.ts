@@ -148,6 +148,8 @@ export class SimAgent {
         return stored !== undefined && JSON.stringify(stored.parts) !== JSON.stringify(message.parts);
       });
       if (overwritten.some((message) => this.world.mayShow(message.id))) this.world.gap("own-request-overwrites-newer");
+      // Or it writes back a message the server removed after the list was taken (another tab's setMessages came first).
+      if (list.some((message) => !prior.has(message.id) && this.everHeld.has(message.id))) this.world.gap("own-request-overwrites-newer");
     }
     for (const message of list) {
       const index = this.stored.findIndex((candidate) => candidate.id === message.id);

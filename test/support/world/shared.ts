@@ -67,7 +67,7 @@ export const GAPS = {
   "stale-list-restores-cleared":
     "another tab's setMessages, send, regenerate or edit with a list from before this client's clear writes back messages that clear removed, while the clear's hold is on: the server stores them again and broadcasts the list, but unless a frame during the hold brought something new with them, neither the broadcast nor the hold's read can be told from a frame or a read that left the server before it took the clear (the sender of a clear gets no echo); the hold keeps them off screen until a later frame or read carries them",
   "own-request-overwrites-newer":
-    "a request of this client's (a send's, a regenerate's or an edit's list) reaches the server after another client changed or added a message, which this client gets only after it sent the request; the server writes the request's older copy over it (or a rewrite's list deletes it), and as the sender gets no broadcast of its own turn, this client keeps showing the newer version (the rewrite's hold covers only what the rewrite itself removed)"
+    "a request of this client's (a send's, a regenerate's or an edit's list) reaches the server after another client changed or added a message, which this client gets only after it sent the request; the server writes the request's older copy over it (or a rewrite's list deletes it, or the list writes back a message it removed), and as the sender gets no broadcast of its own turn, this client keeps showing the newer version (the rewrite's hold covers only what the rewrite itself removed)"
 } as const;
 
 /** What the simulated server and client ask of the world they run in. */
