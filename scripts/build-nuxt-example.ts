@@ -96,6 +96,14 @@ async function main(): Promise<void> {
         role: string;
         parts: Array<{ type: string; text?: string }>;
       }>;
+    /** The text of the last reply the agent stored, as `plain` gives it. */
+    const storedReply = async () =>
+      plain(
+        (await storedMessages())
+          .findLast((message) => message.role === "assistant")
+          ?.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : []))
+          .join(" ") ?? ""
+      );
 
     await phase("server render of / (SSR)", async () => {
       const response = await fetch(server.origin);
@@ -176,7 +184,16 @@ async function main(): Promise<void> {
           frames.sent.some((frame) => frame.type === "cf_agent_chat_request_cancel"),
           "Stop sent no cf_agent_chat_request_cancel to the agent"
         );
-        const atStop = (await assistantTexts(page)).at(-1) ?? "";
+        // The stopped reply ends as the agent stored it: the words it streamed before it took the
+        // cancel are read back, so wait for the screen to match the store before timing anything.
+        const atStop = await until(
+          async () => {
+            const shown = (await assistantTexts(page)).at(-1) ?? "";
+            return plain(shown) === (await storedReply()) ? shown : undefined;
+          },
+          TIMEOUT,
+          "the stopped reply to match what the agent stored"
+        );
         await page.waitForTimeout(1_000); // the story streams a word every ~80 ms: a second would add a dozen
         const later = (await assistantTexts(page)).at(-1) ?? "";
         check(later === atStop, `the reply kept growing after Stop:\n  at stop: ${atStop.length} chars\n  a second later: ${later.length} chars`);
