@@ -207,4 +207,11 @@ describe("counterexamples the model property test found", () => {
     const steps = "otherSend 0 0, turn, send, fail, otherSend 0 0, turn, turn, turn, deliver 2, deliver 1, up, deliver 4, turn, clear";
     expect(strictly(play(steps, { resume: true }))).toEqual([]);
   });
+
+  it("Rule (first load): a first load that answers after a regenerate does not put back the reply the regenerate removed", () => {
+    // Seed 826734078 of `npm run test:model`, run 82054, shrunk: the load left at mount, another tab's
+    // turn streamed, this client regenerated its reply, and the load's late answer still held it.
+    const steps = "otherSend 0 0, turn, turn, turn, fail, turn, serveRead 0, deliver 4, deliver 1, regenerate";
+    expect(strictly(play(steps, { load: true }))).toEqual([]);
+  });
 });

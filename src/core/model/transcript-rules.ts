@@ -107,15 +107,20 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
   return dropped;
 }
 
-/** Rule (first load): the stored transcript goes before what is already on screen (the screen's copies win). */
+/**
+ * Rule (first load): the stored transcript, shown through intents (a rewrite made while it was out
+ * removed what it may still hold), goes before what is already on screen (the screen's copies win).
+ */
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
   if (m.base.firstLoad !== read) return;
   m.base.firstLoad = "done";
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
   if (!stored || !m.base.admitFirst(read, true)) return;
-  m.base.hold(stored);
-  m.replace(prependMissing(stored, m.messages));
+  const current = m.messages;
+  const shown = m.intents.shown(stored, current);
+  m.base.hold(shown);
+  m.replace(prependMissing(shown, current));
 }
 
 /**
