@@ -132,6 +132,77 @@ describe("Rule (a probe's grace): a send waits for the probe's answer (chaos: se
   });
 });
 
+describe("Rule (an ACK the server ignored): an offer of another request lets go of a resume that got nothing (chaos: server down, queued send)", () => {
+  // Chaos seed 674831478: the restarted agent offered the interrupted request on connect, then began
+  // its recovery under a new id; the ACK for the first offer came after that, and AIChatAgent ignores
+  // an ACK for a stream it no longer runs. The resume waited for it, with status `submitted`, and the
+  // message queued while the agent was down never went out.
+  it("the queued send goes out once the recovery ends, and the chat ends ready with every message", async () => {
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    void chat.sendMessage({ text: "story" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+    const story = String(requests(socket)[0]!.id);
+    for (const [seq, chunk] of [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "w0 " }].entries()) {
+      socket.chunk(story, chunk, { seq });
+    }
+    await vi.waitFor(() => expect(text(chat.messages.value.at(-1))).toBe("w0 "));
+    socket.drop();
+    void chat.sendMessage({ text: "still there?" });
+    await vi.waitFor(() => expect(chat.queuedMessages.value).toHaveLength(1));
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resuming", id: story });
+    await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain(story));
+    // The ACK reached the agent after the recovery began: nothing of `story` comes any more.
+    socket.push({ type: "cf_agent_stream_resuming", id: "recovery", probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain("recovery"));
+    const continued = { continuation: true };
+    socket.chunk("recovery", { type: "start" }, { replay: true, seq: 0, ...continued });
+    socket.chunk("recovery", { type: "text-delta", id: "t", delta: "w1 " }, { replay: true, seq: 1, ...continued });
+    socket.push({ type: "cf_agent_use_chat_response", id: "recovery", body: "", done: false, replay: true, replayComplete: true, ...continued });
+    socket.chunk("recovery", { type: "text-delta", id: "t", delta: "w2" }, { seq: 2, ...continued });
+    socket.chunk("recovery", { type: "text-end", id: "t" }, { seq: 3, ...continued });
+    socket.chunk("recovery", { type: "finish" }, { seq: 4, ...continued });
+    expect(requests(socket)).toHaveLength(1);
+    const question = chat.messages.value[0]!.id;
+    socket.push({ type: "cf_agent_chat_messages", messages: [user(question, "story"), assistant("a1", { type: "text", text: "w0 w1 w2" } as Part)] });
+    socket.done("recovery", { ...continued, messageIds: [question] });
+    socket.push({ type: "cf_agent_chat_recovering", recovering: false, id: story });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(2));
+    expect(chat.queuedMessages.value).toEqual([]);
+    answer(socket, String(requests(socket)[1]!.id), "a2", ["yes"]);
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.messages.value.map(text)).toEqual(["story", "w0 w1 w2", "still there?", "yes"]);
+    expect(ids(chat.messages.value).slice(1)).toEqual(["a1", ids(chat.messages.value)[2], "a2"]);
+  });
+  it("another request's live frames let the resume go too, and its turn shows as observed", async () => {
+    const { socket, chat } = setup();
+    await openIdle(socket);
+    void chat.sendMessage({ text: "story" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+    const story = String(requests(socket)[0]!.id);
+    socket.chunk(story, { type: "start", messageId: "a1" }, { seq: 0 });
+    await vi.waitFor(() => expect(ids(chat.messages.value)).toContain("a1"));
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    // Offered on connect and again as the probe's answer; the turn ends before the ACK arrives, and another tab's turn starts.
+    socket.push({ type: "cf_agent_stream_resuming", id: story });
+    await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain(story));
+    socket.push({ type: "cf_agent_stream_resuming", id: story, probeId: probes(socket)[1]!.probeId });
+    const question = chat.messages.value[0]!.id;
+    socket.push({ type: "cf_agent_chat_messages", messages: [user(question, "story"), assistant("a1", { type: "text", text: "told" } as Part), user("u2", "other tab")] });
+    for (const chunk of textReply("b1", ["from ", "there"])) socket.chunk("other", chunk);
+    await vi.waitFor(() => expect(text(chat.messages.value.at(-1))).toBe("from there"));
+    socket.done("other", { outcome: "completed" });
+    await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+    expect(chat.isServerStreaming.value).toBe(false);
+    void chat.sendMessage({ text: "next" });
+    await vi.waitFor(() => expect(requests(socket)).toHaveLength(2));
+  });
+});
+
 describe("an observed turn another request supersedes ends (demo check: the agent goes down mid-reply)", () => {
   it("a recovery offered on a reconnect whose probe a send settled ends when this client's request streams: nothing stays streaming, and the stored transcript is read", async () => {
     let reads = 0;

@@ -20,6 +20,7 @@ export type TransportPort = Pick<
   | "handleStreamResuming"
   | "isAwaitingResume"
   | "observeServerTurn"
+  | "resetResumeState"
   | "retryPendingResume"
 >;
 

@@ -26,7 +26,10 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const streams = m.streams;
   streams.noteResponse(frame);
   // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
-  if (!frame.replay && frame.outcome !== "skipped" && (terminal(frame) || frame.body.trim() !== "")) endObservedBy(m, id);
+  if (!frame.replay && frame.outcome !== "skipped" && (terminal(frame) || frame.body.trim() !== "")) {
+    endObservedBy(m, id);
+    letGoIgnoredAck(m, id);
+  }
   const ended = streams.turnEnd(frame);
   if (ended) {
     // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
@@ -71,6 +74,22 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
   if (watched === null || watched === id) return;
   m.dropObserved(false);
   if (!m.base.exact) m.io.read(false);
+}
+
+/**
+ * Rule (an ACK the server ignored): after a restart `AIChatAgent` offers the interrupted request on
+ * connect, then starts its recovery under a new id; an ACK that reaches it after that is ignored. A
+ * resume the transport attached to the first offer would wait for frames that never come, and hold
+ * `status` and every queued send (chaos: server down, queued send). Offered another request, or
+ * sent its live frames, the transport lets that resume go (its stream ends as it stands); the other
+ * request is then followed as any other.
+ */
+export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string): void {
+  const transport = m.io.transport;
+  const attached = transport.activeServerTurnId;
+  if (attached === null || attached === id || transport.isAwaitingResume()) return;
+  if (!m.local.has(attached) || !m.streams.letGoUnanswered(attached)) return;
+  transport.resetResumeState();
 }
 
 /** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */

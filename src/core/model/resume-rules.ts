@@ -2,7 +2,7 @@ import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
 import type { ChatModel } from "./index";
-import { endObservedBy } from "./response-rules";
+import { endObservedBy, letGoIgnoredAck } from "./response-rules";
 
 /** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
 export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
@@ -55,6 +55,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   // Server turns are serialized: an offer for another request ends the held one, and the observed one.
   if (streams.heldTurn !== id) streams.heldTurn = null;
   endObservedBy(m, id);
+  letGoIgnoredAck(m, id);
   if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
   if (cancelStoppedContinuation(m, id, probeId)) return;
   const transport = m.io.transport;

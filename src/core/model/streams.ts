@@ -97,6 +97,18 @@ export class StreamRecords {
   }
 
   /**
+   * Rule (an ACK the server ignored): the transport ACKed `id` and nothing of it has come since: no
+   * replayed frame, no held live chunk. The server replays only the stream it runs, so once it offers
+   * another request, this one will never stream on this socket. Its books close as at a cut.
+   */
+  letGoUnanswered(id: string): boolean {
+    const record = this.records.get(id);
+    if (!record?.replayDue || record.early?.length) return false;
+    record.replayDue = record.seq = record.openedText = record.replayPending = undefined;
+    return true;
+  }
+
+  /**
    * Rule (live chunk before its replay): the server unparks a socket on the
    * transport's ACK before it sends the replay, so a live chunk can come
    * first; the replay restarts from chunk 0 and carries it again (chaos:

@@ -232,6 +232,8 @@ class SimTransport {
   private retryProbe: (() => void) | null = null;
   private expectContinuation = false;
   private abortContinuation: (() => boolean) | null = null;
+  /** Ends the resume stream attached last, as it stands, without cancelling the server's turn. */
+  private detachResume: (() => boolean) | null = null;
   readonly listeners = new Set<FrameListener>();
 
   constructor(
@@ -288,6 +290,12 @@ class SimTransport {
 
   cancelPendingResume(): boolean {
     return this.resumeNoneResolver?.({}) ?? false;
+  }
+
+  resetResumeState(): void {
+    this.expectContinuation = false;
+    this.cancelPendingResume();
+    this.detachResume?.();
   }
 
   retryPendingResume(): boolean {
@@ -444,7 +452,7 @@ class SimTransport {
 
   private resumeStream(requestId: string): SimStream {
     const stream = new SimStream(this.world);
-    const { finish, listen } = this.attach(requestId, stream);
+    const { finish, completed, listen } = this.attach(requestId, stream);
     const batch = new ReplayBatch(this.world, stream);
     const filter = new ContinuationFilter(this.appliedChunks, requestId);
     listen({
@@ -463,6 +471,15 @@ class SimTransport {
       close: () => finish(() => interrupt(stream, batch), false, false)
     });
     stream.onCancel = () => finish(() => {}, false, false);
+    // A detach ref left from an ended stream does nothing: it checks `completed` first.
+    this.detachResume = () => {
+      if (completed()) return false;
+      finish(() => {
+        batch.flush();
+        stream.close();
+      });
+      return true;
+    };
     return stream;
   }
 
