@@ -55,6 +55,28 @@ async function sendAndStart(socket: FakeSocket, chat: ReturnType<typeof setup>["
   return id;
 }
 
+/**
+ * Sends "story", lets `reply` stream the start of its reply, drops the socket (queuing `queue` while it
+ * is down), reopens it and waits for the re-probe; returns the story's request id.
+ */
+async function storyCutOff(socket: FakeSocket, chat: ReturnType<typeof setup>["chat"], reply: (story: string) => Promise<void> | void, queue?: string): Promise<string> {
+  await openIdle(socket);
+  void chat.sendMessage({ text: "story" });
+  await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
+  const story = String(requests(socket)[0]!.id);
+  await reply(story);
+  socket.drop();
+  if (queue !== undefined) {
+    void chat.sendMessage({ text: queue });
+    await vi.waitFor(() => {
+      if (chat.queuedMessages.value.length !== 1) throw new Error(`"${queue}" is not queued`);
+    });
+  }
+  socket.open();
+  await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+  return story;
+}
+
 /** Answers a request with a short text reply. */
 function answer(socket: FakeSocket, id: string, messageId: string, words: string[]) {
   for (const chunk of textReply(messageId, words)) socket.chunk(id, chunk);
@@ -100,16 +122,7 @@ describe("Rule (a probe's grace): a send waits for the probe's answer (chaos: se
   // A request sent before the offer arrives loses its reply's first chunks, `start` among them.
   it("a send queued while the agent was down goes out after the re-probe's answer, so the offer made on connect is ACKed first", async () => {
     const { socket, chat } = setup();
-    await openIdle(socket);
-    void chat.sendMessage({ text: "story" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
-    const story = String(requests(socket)[0]!.id);
-    socket.chunk(story, { type: "start", messageId: "a1" });
-    socket.drop();
-    void chat.sendMessage({ text: "still there?" });
-    await vi.waitFor(() => expect(chat.queuedMessages.value).toHaveLength(1));
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    const story = await storyCutOff(socket, chat, (id) => socket.chunk(id, { type: "start", messageId: "a1" }), "still there?");
     // The restarted agent offers the interrupted stream from onConnect, then answers the probe.
     // The offer takes a round trip to arrive; a send that does not wait for it has gone out by then.
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -139,19 +152,17 @@ describe("Rule (an ACK the server ignored): an offer of another request lets go 
   // message queued while the agent was down never went out.
   it("the queued send goes out once the recovery ends, and the chat ends ready with every message", async () => {
     const { socket, chat } = setup();
-    await openIdle(socket);
-    void chat.sendMessage({ text: "story" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
-    const story = String(requests(socket)[0]!.id);
-    for (const [seq, chunk] of [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "w0 " }].entries()) {
-      socket.chunk(story, chunk, { seq });
-    }
-    await vi.waitFor(() => expect(text(chat.messages.value.at(-1))).toBe("w0 "));
-    socket.drop();
-    void chat.sendMessage({ text: "still there?" });
-    await vi.waitFor(() => expect(chat.queuedMessages.value).toHaveLength(1));
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    const story = await storyCutOff(
+      socket,
+      chat,
+      async (id) => {
+        for (const [seq, chunk] of [{ type: "start", messageId: "a1" }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "w0 " }].entries()) {
+          socket.chunk(id, chunk, { seq });
+        }
+        await vi.waitFor(() => expect(text(chat.messages.value.at(-1))).toBe("w0 "));
+      },
+      "still there?"
+    );
     socket.push({ type: "cf_agent_stream_resuming", id: story });
     await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain(story));
     // The ACK reached the agent after the recovery began: nothing of `story` comes any more.
@@ -178,15 +189,10 @@ describe("Rule (an ACK the server ignored): an offer of another request lets go 
   });
   it("another request's live frames let the resume go too, and its turn shows as observed", async () => {
     const { socket, chat } = setup();
-    await openIdle(socket);
-    void chat.sendMessage({ text: "story" });
-    await vi.waitFor(() => expect(requests(socket)).toHaveLength(1));
-    const story = String(requests(socket)[0]!.id);
-    socket.chunk(story, { type: "start", messageId: "a1" }, { seq: 0 });
-    await vi.waitFor(() => expect(ids(chat.messages.value)).toContain("a1"));
-    socket.drop();
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    const story = await storyCutOff(socket, chat, async (id) => {
+      socket.chunk(id, { type: "start", messageId: "a1" }, { seq: 0 });
+      await vi.waitFor(() => expect(ids(chat.messages.value)).toContain("a1"));
+    });
     // Offered on connect and again as the probe's answer; the turn ends before the ACK arrives, and another tab's turn starts.
     socket.push({ type: "cf_agent_stream_resuming", id: story });
     await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain(story));
