@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
-import { askAndStream, plain, until, withPage } from "../test/support/pages.ts";
+import { askAndStream, plain, storedMessages, storedText, until, withPage } from "../test/support/pages.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
 
@@ -91,19 +91,9 @@ async function main(): Promise<void> {
     const server = nitro;
     const conversation = `nuxt-check-${Date.now().toString(36)}`;
     const pageUrl = `${server.origin}/?c=${conversation}`;
-    const storedMessages = async () =>
-      (await (await fetch(`${agentOrigin}/agents/chat-agent/${conversation}/get-messages`)).json()) as Array<{
-        role: string;
-        parts: Array<{ type: string; text?: string }>;
-      }>;
+    const transcript = () => storedMessages(agentOrigin, conversation);
     /** The text of the last reply the agent stored, as `plain` gives it. */
-    const storedReply = async () =>
-      plain(
-        (await storedMessages())
-          .findLast((message) => message.role === "assistant")
-          ?.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : []))
-          .join(" ") ?? ""
-      );
+    const storedReply = async () => plain(storedText((await transcript()).findLast((message) => message.role === "assistant")));
 
     await phase("server render of / (SSR)", async () => {
       const response = await fetch(server.origin);
@@ -148,7 +138,7 @@ async function main(): Promise<void> {
     });
 
     await phase("the server's HTML holds the stored messages; the first open reads nothing", async () => {
-      const stored = await storedMessages();
+      const stored = await transcript();
       check(stored.length === 2, `the agent stored ${stored.length} messages, not the question and its reply`);
       const html = await (await fetch(pageUrl)).text();
       const text = htmlText(html);

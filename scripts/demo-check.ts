@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, type Locator, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { storedMessages, storedText } from "../test/support/pages.ts";
 import { type Demo, startDemo } from "./demo.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -73,23 +74,16 @@ async function textOf(locator: Locator): Promise<string> {
 }
 
 /** The text of the last stored assistant message of `conversation`, joined as `textOf` joins the page's. */
-async function storedLastReply(demo: Demo, conversation: string): Promise<string | undefined> {
-  const response = await fetch(`${demo.worker.origin}/agents/chat-agent/${conversation}/get-messages`);
-  const messages = (await response.json()) as Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
-  const reply = messages.findLast((message) => message.role === "assistant");
-  return reply?.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : [])).join(" ").replace(/\s+/g, " ").trim();
+async function storedLastReply(demo: Demo, conversation: string): Promise<string> {
+  return storedText((await storedMessages(demo.worker.origin, conversation)).findLast((message) => message.role === "assistant"));
 }
 
 /** The text of the stored reply to `/story` in `conversation`, joined as `textOf` joins the page's. */
 async function storedStory(demo: Demo, conversation: string): Promise<string | undefined> {
-  const response = await fetch(`${demo.worker.origin}/agents/chat-agent/${conversation}/get-messages`);
-  const messages = (await response.json()) as Array<{ role: string; parts: Array<{ type: string; text?: string }> }>;
-  const reply = messages.find(
+  const reply = (await storedMessages(demo.worker.origin, conversation)).find(
     (message) => message.role === "assistant" && message.parts.some((part) => part.text?.includes("Once upon a time"))
   );
-  if (!reply) return undefined;
-  const texts = reply.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : []));
-  return texts.join(" ").replace(/\s+/g, " ").trim();
+  return reply && storedText(reply);
 }
 
 async function waitConnected(page: Page): Promise<void> {

@@ -48,6 +48,22 @@ export async function until<T>(read: () => T | undefined | Promise<T | undefined
 /** Letters and digits only, single-spaced: the reply as any renderer (plain text, markdown) shows it. */
 export const plain = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 
+/** A message as the agent's `/get-messages` route returns it: the fields the checks read. */
+export interface StoredMessage {
+  role: string;
+  parts: Array<{ type: string; text?: string }>;
+}
+
+/** The transcript the chat agent at `origin` stores for `conversation`. */
+export async function storedMessages(origin: string, conversation: string): Promise<StoredMessage[]> {
+  const response = await fetch(`${origin}/agents/chat-agent/${conversation}/get-messages`);
+  return (await response.json()) as StoredMessage[];
+}
+
+/** A stored message's text parts, joined by single spaces and trimmed (`""` for no message). */
+export const storedText = (message: StoredMessage | undefined): string =>
+  (message?.parts.flatMap((part) => (part.type === "text" && part.text ? [part.text] : [])) ?? []).join(" ").replace(/\s+/g, " ").trim();
+
 export interface StreamedReply {
   /** The reply text, from the text deltas the agent streamed. */
   text: string;
