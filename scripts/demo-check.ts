@@ -74,8 +74,9 @@ async function textOf(locator: Locator): Promise<string> {
 }
 
 /** The text of the last stored assistant message of `conversation`, joined as `textOf` joins the page's. */
-async function storedLastReply(demo: Demo, conversation: string): Promise<string> {
-  return storedText((await storedMessages(demo.worker.origin, conversation)).findLast((message) => message.role === "assistant"));
+async function storedLastReply(demo: Demo, conversation: string): Promise<string | undefined> {
+  const reply = (await storedMessages(demo.worker.origin, conversation)).findLast((message) => message.role === "assistant");
+  return reply && storedText(reply);
 }
 
 /** The text of the stored reply to `/story` in `conversation`, joined as `textOf` joins the page's. */
