@@ -41,99 +41,99 @@ export interface PublishingChatStateOptions<M extends UIMessage> {
  *   before a terminal status becomes visible.
  */
 export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
-  private working: M[];
-  private published: M[] = [];
-  private publishedSources: M[] = [];
-  private readonly dirty = new Set<number>();
-  private tail: readonly M[] = [];
-  private statusValue: ChatStatus = "ready";
-  private errorValue: Error | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private pending = false;
-  private active = true;
-  private readonly throttleMs: number | undefined;
-  private readonly cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
-  private readonly decorate: ((message: M) => M) | undefined;
-  private readonly onChange: ((kind: "messages" | "status") => void) | undefined;
+  #working: M[];
+  #published: M[] = [];
+  #publishedSources: M[] = [];
+  readonly #dirty = new Set<number>();
+  #tail: readonly M[] = [];
+  #statusValue: ChatStatus = "ready";
+  #errorValue: Error | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #pending = false;
+  #active = true;
+  readonly #throttleMs: number | undefined;
+  readonly #cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
+  readonly #decorate: ((message: M) => M) | undefined;
+  readonly #onChange: ((kind: "messages" | "status") => void) | undefined;
 
   constructor(options: PublishingChatStateOptions<M>) {
-    this.working = options.initialMessages;
-    this.cells = options;
-    this.decorate = options.decorate;
-    this.onChange = options.onChange;
+    this.#working = options.initialMessages;
+    this.#cells = options;
+    this.#decorate = options.decorate;
+    this.#onChange = options.onChange;
     const ms = options.throttleMs;
-    this.throttleMs = ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
-    this.publishNow();
-    options.status.value = this.statusValue;
-    options.error.value = this.errorValue;
+    this.#throttleMs = ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+    this.#publishNow();
+    options.status.value = this.#statusValue;
+    options.error.value = this.#errorValue;
   }
 
   get messages(): M[] {
-    return this.working;
+    return this.#working;
   }
 
   set messages(next: M[]) {
-    const previous = this.working;
-    this.working = next;
+    const previous = this.#working;
+    this.#working = next;
     for (let index = 0; index < next.length; index++) {
-      if (next[index] !== previous[index]) this.dirty.add(index);
+      if (next[index] !== previous[index]) this.#dirty.add(index);
     }
-    this.changed();
+    this.#changed();
   }
 
   pushMessage = (message: M): void => {
-    this.working.push(message);
-    this.dirty.add(this.working.length - 1);
-    this.changed();
+    this.#working.push(message);
+    this.#dirty.add(this.#working.length - 1);
+    this.#changed();
   };
 
   popMessage = (): void => {
-    this.working.pop();
-    this.changed();
+    this.#working.pop();
+    this.#changed();
   };
 
   replaceMessage = (index: number, message: M): void => {
-    this.working[index] = message;
-    this.dirty.add(index);
-    this.changed();
+    this.#working[index] = message;
+    this.#dirty.add(index);
+    this.#changed();
   };
 
   snapshot = snapshotMessage;
 
   get status(): ChatStatus {
-    return this.statusValue;
+    return this.#statusValue;
   }
 
   set status(status: ChatStatus) {
-    this.statusValue = status;
-    if (!this.active) return;
+    this.#statusValue = status;
+    if (!this.#active) return;
     // A terminal status must never be visible before the final message is.
     if (status === "ready" || status === "error") this.flush();
-    this.cells.status.value = status;
-    this.onChange?.("status");
+    this.#cells.status.value = status;
+    this.#onChange?.("status");
   }
 
   get error(): Error | undefined {
-    return this.errorValue;
+    return this.#errorValue;
   }
 
   set error(error: Error | undefined) {
-    this.errorValue = error;
-    if (!this.active) return;
-    this.cells.error.value = error;
-    this.onChange?.("status");
+    this.#errorValue = error;
+    if (!this.#active) return;
+    this.#cells.error.value = error;
+    this.#onChange?.("status");
   }
 
   /** Marks messages for re-publication, e.g. when the decoration changed for them. */
   invalidate(predicate: (message: M) => boolean): void {
     let any = false;
-    this.working.forEach((message, index) => {
+    this.#working.forEach((message, index) => {
       if (predicate(message)) {
-        this.dirty.add(index);
+        this.#dirty.add(index);
         any = true;
       }
     });
-    if (any) this.schedule();
+    if (any) this.#schedule();
   }
 
   /**
@@ -141,81 +141,81 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
    * AI SDK sends: sends queued while the socket is down.
    */
   setTail(tail: readonly M[]): void {
-    this.tail = tail;
+    this.#tail = tail;
     this.flush();
   }
 
   /** Publishes pending changes now, cancelling the throttle window. */
   flush(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
     }
-    this.pending = false;
-    this.publishNow();
+    this.#pending = false;
+    this.#publishNow();
   }
 
   /** Stops publishing and releases the timer; the cells keep their last values. */
   dispose(): void {
-    this.active = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.pending = false;
-    this.dirty.clear();
+    this.#active = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#pending = false;
+    this.#dirty.clear();
   }
 
-  private changed(): void {
-    this.schedule();
-    this.onChange?.("messages");
+  #changed(): void {
+    this.#schedule();
+    this.#onChange?.("messages");
   }
 
-  private schedule(): void {
-    if (!this.active) return;
-    if (this.throttleMs === undefined) {
-      this.publishNow();
+  #schedule(): void {
+    if (!this.#active) return;
+    if (this.#throttleMs === undefined) {
+      this.#publishNow();
       return;
     }
-    if (this.timer === undefined) {
-      this.publishNow();
-      this.timer = setTimeout(this.windowEnded, this.throttleMs);
+    if (this.#timer === undefined) {
+      this.#publishNow();
+      this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
     } else {
-      this.pending = true;
+      this.#pending = true;
     }
   }
 
-  private readonly windowEnded = (): void => {
-    this.timer = undefined;
-    if (!this.active || !this.pending) return;
-    this.pending = false;
-    this.publishNow();
-    this.timer = setTimeout(this.windowEnded, this.throttleMs);
+  readonly #windowEnded = (): void => {
+    this.#timer = undefined;
+    if (!this.#active || !this.#pending) return;
+    this.#pending = false;
+    this.#publishNow();
+    this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
   };
 
-  private publishNow(): void {
-    if (!this.active) return;
-    const working = this.working;
+  #publishNow(): void {
+    if (!this.#active) return;
+    const working = this.#working;
     const next: M[] = [];
-    let changed = working.length + this.tail.length !== this.published.length;
+    let changed = working.length + this.#tail.length !== this.#published.length;
     for (let index = 0; index < working.length; index++) {
       const message = working[index] as M;
-      if (!this.dirty.has(index) && this.publishedSources[index] === message) {
-        next.push(this.published[index] as M);
+      if (!this.#dirty.has(index) && this.#publishedSources[index] === message) {
+        next.push(this.#published[index] as M);
         continue;
       }
       const copy = snapshotMessage(message);
-      next.push(this.decorate ? this.decorate(copy) : copy);
+      next.push(this.#decorate ? this.#decorate(copy) : copy);
       changed = true;
     }
-    this.dirty.clear();
-    this.publishedSources = working.slice();
-    for (let index = 0; index < this.tail.length; index++) {
-      const queued = this.tail[index] as M;
-      if (this.published[working.length + index] !== queued) changed = true;
+    this.#dirty.clear();
+    this.#publishedSources = working.slice();
+    for (let index = 0; index < this.#tail.length; index++) {
+      const queued = this.#tail[index] as M;
+      if (this.#published[working.length + index] !== queued) changed = true;
       next.push(queued);
     }
     if (!changed) return;
-    this.published = next;
-    this.cells.messages.value = next;
+    this.#published = next;
+    this.#cells.messages.value = next;
   }
 }
 

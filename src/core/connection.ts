@@ -128,50 +128,50 @@ export function connectionFailure(label: string, event: CloseInfo, attempt: numb
  *   socket opens.
  */
 export class SocketBridge {
-  private readonly messageListeners = new Set<Listener>();
-  private readonly closeListeners = new Set<Listener>();
-  private openedThisAttempt = false;
-  private disposed = false;
+  readonly #messageListeners = new Set<Listener>();
+  readonly #closeListeners = new Set<Listener>();
+  #openedThisAttempt = false;
+  #disposed = false;
   /** Whether the last close ended reconnection (a policy code, retries spent). */
   finalClose = false;
 
-  readonly socket: AgentSocket;
-  private readonly handlers: SocketHandlers;
-  private readonly cells: ConnectionCells;
-  private failedAttempts = 0;
+  readonly #socket: AgentSocket;
+  readonly #handlers: SocketHandlers;
+  readonly #cells: ConnectionCells;
+  #failedAttempts = 0;
 
   constructor(socket: AgentSocket, handlers: SocketHandlers, cells: ConnectionCells) {
-    this.socket = socket;
-    this.handlers = handlers;
-    this.cells = cells;
-    this.openedThisAttempt = this.isOpen;
+    this.#socket = socket;
+    this.#handlers = handlers;
+    this.#cells = cells;
+    this.#openedThisAttempt = this.isOpen;
     cells.connectionError.value = socket.connectionError ?? null;
     cells.connection.value = this.isOpen ? "open" : "connecting";
-    socket.addEventListener("message", this.onMessage);
-    socket.addEventListener("open", this.onOpen);
-    socket.addEventListener("close", this.onClose);
-    socket.addEventListener("error", this.onError);
+    socket.addEventListener("message", this.#onMessage);
+    socket.addEventListener("open", this.#onOpen);
+    socket.addEventListener("close", this.#onClose);
+    socket.addEventListener("error", this.#onError);
   }
 
   get isOpen(): boolean {
-    return this.socket.readyState === undefined || this.socket.readyState === OPEN;
+    return this.#socket.readyState === undefined || this.#socket.readyState === OPEN;
   }
 
   /** The connection the transport sees. */
   readonly transportView: AgentConnection = {
     send: (data) => {
-      this.handlers.transportSend?.(data);
-      return this.socket.send(data);
+      this.#handlers.transportSend?.(data);
+      return this.#socket.send(data);
     },
     addEventListener: (type, listener, options) => {
-      const set = type === "message" ? this.messageListeners : type === "close" ? this.closeListeners : null;
+      const set = type === "message" ? this.#messageListeners : type === "close" ? this.#closeListeners : null;
       if (!set) return;
       set.add(listener);
       options?.signal?.addEventListener("abort", () => set.delete(listener), { once: true });
     },
     removeEventListener: (type, listener) => {
-      if (type === "message") this.messageListeners.delete(listener);
-      if (type === "close") this.closeListeners.delete(listener);
+      if (type === "message") this.#messageListeners.delete(listener);
+      if (type === "close") this.#closeListeners.delete(listener);
     }
   };
 
@@ -183,109 +183,109 @@ export class SocketBridge {
    * once per token. Replays are batched by the transport itself.
    */
   deliver(frame: DeliverableFrame, data: string): void {
-    if (this.messageListeners.size === 0) return;
+    if (this.#messageListeners.size === 0) return;
     const delta = frame.replay || frame.done || frame.error || frame.replayComplete ? undefined : readDelta(frame.body);
-    const run = this.run;
+    const run = this.#run;
     if (delta && run && run.id === frame.id && run.continuation === frame.continuation && run.key === delta.key) {
       run.text += delta.text;
       run.merged++;
       if (frame.seq !== undefined) run.seq = frame.seq;
       return;
     }
-    this.flushRun();
+    this.#flushRun();
     if (!delta) {
-      this.forwardToStreams(data);
+      this.#forwardToStreams(data);
       return;
     }
-    this.run = { ...delta, id: frame.id, continuation: frame.continuation, seq: frame.seq, data, merged: 1 };
-    this.runTimer = setTimeout(this.flushRun, 0);
+    this.#run = { ...delta, id: frame.id, continuation: frame.continuation, seq: frame.seq, data, merged: 1 };
+    this.#runTimer = setTimeout(this.#flushRun, 0);
   }
 
-  private run: DeltaRun | null = null;
-  private runTimer: ReturnType<typeof setTimeout> | undefined;
+  #run: DeltaRun | null = null;
+  #runTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Delivers the pending merged deltas now. */
-  readonly flushRun = (): void => {
-    if (this.runTimer !== undefined) clearTimeout(this.runTimer);
-    this.runTimer = undefined;
-    const run = this.run;
+  readonly #flushRun = (): void => {
+    if (this.#runTimer !== undefined) clearTimeout(this.#runTimer);
+    this.#runTimer = undefined;
+    const run = this.#run;
     if (!run) return;
-    this.run = null;
+    this.#run = null;
     if (run.merged === 1) {
-      this.forwardToStreams(run.data);
+      this.#forwardToStreams(run.data);
       return;
     }
     const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
     const merged: Record<string, unknown> = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: run.id, body, done: false };
     if (run.continuation) merged.continuation = true;
     if (run.seq !== undefined) merged.seq = run.seq;
-    this.forwardToStreams(JSON.stringify(merged));
+    this.#forwardToStreams(JSON.stringify(merged));
   };
 
   /** Hands a response frame to the transport's streams as it is. */
-  forwardToStreams(data: string): void {
-    if (this.messageListeners.size === 0) return;
+  #forwardToStreams(data: string): void {
+    if (this.#messageListeners.size === 0) return;
     // The transport reads only `.data`; a real MessageEvent per frame costs more than the rest of the hop.
     const event = { data } as MessageEvent;
     // A snapshot, as EventTarget takes: a stream started by this frame must not see it.
-    for (const listener of Array.from(this.messageListeners)) listener(event);
+    for (const listener of Array.from(this.#messageListeners)) listener(event);
   }
 
   /** Ends every transport stream as if its socket had closed. */
-  interruptStreams(code = 1006): void {
-    this.flushRun();
-    if (this.closeListeners.size === 0) return;
+  #interruptStreams(code = 1006): void {
+    this.#flushRun();
+    if (this.#closeListeners.size === 0) return;
     const event = new MessageEvent("close", { data: code });
-    for (const listener of Array.from(this.closeListeners)) listener(event);
+    for (const listener of Array.from(this.#closeListeners)) listener(event);
   }
 
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    if (this.runTimer !== undefined) clearTimeout(this.runTimer);
-    this.run = null;
-    this.socket.removeEventListener("message", this.onMessage);
-    this.socket.removeEventListener("open", this.onOpen);
-    this.socket.removeEventListener("close", this.onClose);
-    this.socket.removeEventListener("error", this.onError);
-    this.messageListeners.clear();
-    this.closeListeners.clear();
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.#runTimer !== undefined) clearTimeout(this.#runTimer);
+    this.#run = null;
+    this.#socket.removeEventListener("message", this.#onMessage);
+    this.#socket.removeEventListener("open", this.#onOpen);
+    this.#socket.removeEventListener("close", this.#onClose);
+    this.#socket.removeEventListener("error", this.#onError);
+    this.#messageListeners.clear();
+    this.#closeListeners.clear();
   }
 
-  private readonly onMessage = (event: MessageEvent) => {
-    if (!this.disposed) this.handlers.message(event.data);
+  readonly #onMessage = (event: MessageEvent) => {
+    if (!this.#disposed) this.#handlers.message(event.data);
   };
 
-  private readonly onOpen = () => {
-    if (this.disposed) return;
-    this.openedThisAttempt = true;
+  readonly #onOpen = () => {
+    if (this.#disposed) return;
+    this.#openedThisAttempt = true;
     this.finalClose = false;
-    this.failedAttempts = 0;
-    this.cells.connection.value = "open";
-    this.cells.connectionError.value = null;
-    this.handlers.open();
+    this.#failedAttempts = 0;
+    this.#cells.connection.value = "open";
+    this.#cells.connectionError.value = null;
+    this.#handlers.open();
   };
 
-  private readonly onClose = (message: MessageEvent) => {
+  readonly #onClose = (message: MessageEvent) => {
     const event = readCloseEvent(message);
-    if (this.disposed) return;
-    const opened = this.openedThisAttempt;
-    this.openedThisAttempt = false;
-    const socket = this.socket as { shouldReconnect?: boolean };
+    if (this.#disposed) return;
+    const opened = this.#openedThisAttempt;
+    this.#openedThisAttempt = false;
+    const socket = this.#socket as { shouldReconnect?: boolean };
     // AgentClient sets connectionError synchronously on a final close; a
     // socket that stopped reconnecting for another reason says so too.
-    this.finalClose = !!this.socket.connectionError || socket.shouldReconnect === false;
-    const cells = this.cells;
+    this.finalClose = !!this.#socket.connectionError || socket.shouldReconnect === false;
+    const cells = this.#cells;
     cells.connection.value = this.finalClose ? "closed" : "connecting";
     // An attempt that never opened: the address is unreachable or refused.
-    if (!opened) cells.connectionError.value = this.socket.connectionError ?? connectionFailure(cells.label, event, ++this.failedAttempts);
-    else if (this.socket.connectionError) cells.connectionError.value = this.socket.connectionError;
-    this.handlers.close(event);
-    if (opened || this.finalClose) this.interruptStreams(event.code);
+    if (!opened) cells.connectionError.value = this.#socket.connectionError ?? connectionFailure(cells.label, event, ++this.#failedAttempts);
+    else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
+    this.#handlers.close(event);
+    if (opened || this.finalClose) this.#interruptStreams(event.code);
   };
 
-  private readonly onError = () => {
-    if (this.disposed) return;
-    if (!this.openedThisAttempt) this.cells.connectionError.value ??= connectionFailure(this.cells.label, {}, this.failedAttempts + 1);
+  readonly #onError = () => {
+    if (this.#disposed) return;
+    if (!this.#openedThisAttempt) this.#cells.connectionError.value ??= connectionFailure(this.#cells.label, {}, this.#failedAttempts + 1);
   };
 }

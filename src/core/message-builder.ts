@@ -36,21 +36,21 @@ export class ObservedMessage {
   id: string;
   readonly continuation: boolean;
   parts: Part[] = [];
-  metadata: unknown = undefined;
+  #metadata: unknown = undefined;
   /** A continuation adopts the message it extends on first merge; chunks wait here until then. */
-  private unseeded: Loose[] | null;
-  private readonly openText = new Map<string, Loose>();
-  private readonly openReasoning = new Map<string, Loose>();
-  private readonly inputText = new Map<string, string>();
+  #unseeded: Loose[] | null;
+  readonly #openText = new Map<string, Loose>();
+  readonly #openReasoning = new Map<string, Loose>();
+  readonly #inputText = new Map<string, string>();
   /** Whether this continuation already continued the interrupted text part (see `resumeInterruptedText`). */
-  private resumedText = false;
+  #resumedText = false;
   /** Whether the stream named the message (a `start` with its id); a plain-text reply's does not. */
-  private named = false;
+  #named = false;
 
   constructor(id: string, continuation = false) {
     this.id = id;
     this.continuation = continuation;
-    this.unseeded = continuation ? [] : null;
+    this.#unseeded = continuation ? [] : null;
   }
 
   get hasParts(): boolean {
@@ -58,7 +58,7 @@ export class ObservedMessage {
   }
 
   /** Concatenated text of the text parts; used to detect a copy that diverged. */
-  text(): string {
+  #text(): string {
     let text = "";
     for (const part of this.parts) if (part.type === "text") text += part.text;
     return text;
@@ -71,9 +71,9 @@ export class ObservedMessage {
    * is that stored copy: its id is taken (issue 22, 1).
    */
   adoptStoredId(snapshot: readonly UIMessage[], onScreen: readonly UIMessage[]): void {
-    if (this.named || this.continuation) return;
+    if (this.#named || this.continuation) return;
     const shown = new Set(onScreen.map((message) => message.id));
-    const text = this.text();
+    const text = this.#text();
     const copy = snapshot.findLast((message) => {
       if (message.role !== "assistant" || shown.has(message.id)) return false;
       const stored = message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
@@ -81,48 +81,48 @@ export class ObservedMessage {
     });
     if (!copy) return;
     this.id = copy.id;
-    this.named = true;
+    this.#named = true;
   }
 
   /** Applies one UI message chunk. Unknown or malformed chunks are ignored. */
   apply(chunk: unknown): void {
     if (!isRecord(chunk) || typeof chunk.type !== "string") return;
-    this.unseeded?.push(chunk);
-    this.applyChunk(chunk);
+    this.#unseeded?.push(chunk);
+    this.#applyChunk(chunk);
   }
 
-  private applyChunk(chunk: Loose): void {
+  #applyChunk(chunk: Loose): void {
     const type = chunk.type as string;
     switch (type) {
       case "start":
         if (typeof chunk.messageId === "string" && !this.continuation) {
           this.id = chunk.messageId;
-          this.named = true;
+          this.#named = true;
         }
-        this.metadata = mergeMetadata(this.metadata, chunk.messageMetadata);
+        this.#metadata = mergeMetadata(this.#metadata, chunk.messageMetadata);
         return;
       case "finish":
       case "message-metadata":
-        this.metadata = mergeMetadata(this.metadata, chunk.messageMetadata);
+        this.#metadata = mergeMetadata(this.#metadata, chunk.messageMetadata);
         return;
       case "text-start":
       case "reasoning-start":
-        this.openStreamingPart(type === "text-start" ? "text" : "reasoning", str(chunk.id) ?? "");
+        this.#openStreamingPart(type === "text-start" ? "text" : "reasoning", str(chunk.id) ?? "");
         return;
       case "text-delta":
       case "reasoning-delta": {
         const kind = type === "text-delta" ? "text" : "reasoning";
         const key = str(chunk.id) ?? "";
         const part =
-          this.openParts(kind).get(key) ??
-          (kind === "text" ? this.resumeInterruptedText(key) : undefined) ??
-          this.openStreamingPart(kind, key);
+          this.#openParts(kind).get(key) ??
+          (kind === "text" ? this.#resumeInterruptedText(key) : undefined) ??
+          this.#openStreamingPart(kind, key);
         part.text = (part.text as string) + (str(chunk.delta) ?? "");
         return;
       }
       case "text-end":
       case "reasoning-end": {
-        const open = this.openParts(type === "text-end" ? "text" : "reasoning");
+        const open = this.#openParts(type === "text-end" ? "text" : "reasoning");
         const key = str(chunk.id) ?? "";
         const part = open.get(key);
         if (part) part.state = "done";
@@ -131,17 +131,17 @@ export class ObservedMessage {
       }
       case "start-step":
       case "step-start":
-        this.push({ type: "step-start" });
+        this.#push({ type: "step-start" });
         return;
       case "file":
       case "reasoning-file":
-        this.push({ type, mediaType: chunk.mediaType, url: chunk.url });
+        this.#push({ type, mediaType: chunk.mediaType, url: chunk.url });
         return;
       case "source-url":
-        this.push({ type, sourceId: chunk.sourceId, url: chunk.url, title: chunk.title });
+        this.#push({ type, sourceId: chunk.sourceId, url: chunk.url, title: chunk.title });
         return;
       case "source-document":
-        this.push({
+        this.#push({
           type,
           sourceId: chunk.sourceId,
           mediaType: chunk.mediaType,
@@ -157,21 +157,21 @@ export class ObservedMessage {
       case "tool-output-available":
       case "tool-output-error":
       case "tool-output-denied":
-        this.applyToolChunk(type, chunk);
+        this.#applyToolChunk(type, chunk);
         return;
       default:
-        if (type.startsWith("data-")) this.applyDataChunk(type, chunk);
+        if (type.startsWith("data-")) this.#applyDataChunk(type, chunk);
     }
   }
 
-  private openParts(kind: "text" | "reasoning") {
-    return kind === "text" ? this.openText : this.openReasoning;
+  #openParts(kind: "text" | "reasoning") {
+    return kind === "text" ? this.#openText : this.#openReasoning;
   }
 
-  private openStreamingPart(kind: "text" | "reasoning", key: string): Loose {
+  #openStreamingPart(kind: "text" | "reasoning", key: string): Loose {
     const part: Loose = { type: kind, text: "", state: "streaming" };
-    this.openParts(kind).set(key, part);
-    this.push(part);
+    this.#openParts(kind).set(key, part);
+    this.#push(part);
     return part;
   }
 
@@ -181,20 +181,20 @@ export class ObservedMessage {
    * continuation's first `text-start` then and appends its deltas to that
    * part, so a delta for a part this stream never opened lands there too.
    */
-  private resumeInterruptedText(key: string): Loose | undefined {
-    if (!this.continuation || this.resumedText) return undefined;
+  #resumeInterruptedText(key: string): Loose | undefined {
+    if (!this.continuation || this.#resumedText) return undefined;
     const last = this.parts.findLast((part) => part.type === "text") as Loose | undefined;
     if (last?.state !== "streaming") return undefined;
-    this.resumedText = true;
-    this.openText.set(key, last);
+    this.#resumedText = true;
+    this.#openText.set(key, last);
     return last;
   }
 
-  private push(part: Loose): void {
+  #push(part: Loose): void {
     this.parts.push(part as Part);
   }
 
-  private findTool(toolCallId: string): Loose | undefined {
+  #findTool(toolCallId: string): Loose | undefined {
     for (let i = this.parts.length - 1; i >= 0; i--) {
       const part = this.parts[i] as Loose;
       if (part.toolCallId === toolCallId) return part;
@@ -202,10 +202,10 @@ export class ObservedMessage {
     return undefined;
   }
 
-  private applyToolChunk(type: string, chunk: Loose): void {
+  #applyToolChunk(type: string, chunk: Loose): void {
     const toolCallId = str(chunk.toolCallId);
     if (!toolCallId) return;
-    let part = this.findTool(toolCallId);
+    let part = this.#findTool(toolCallId);
     const toolName = str(chunk.toolName);
     if (!part) {
       // A result for a call this message never saw belongs to another message.
@@ -216,7 +216,7 @@ export class ObservedMessage {
           ? { type: "dynamic-tool", toolName, toolCallId, state: "input-streaming", input: undefined }
           : { type: `tool-${toolName}`, toolCallId, state: "input-streaming", input: undefined };
       if (chunk.providerExecuted === true) part.providerExecuted = true;
-      this.push(part);
+      this.#push(part);
     }
     const settled = SETTLED_TOOL_STATES.has(part.state as string);
     switch (type) {
@@ -224,15 +224,15 @@ export class ObservedMessage {
         return;
       case "tool-input-delta": {
         if (settled || part.state !== "input-streaming") return;
-        const text = (this.inputText.get(toolCallId) ?? "") + (str(chunk.inputTextDelta) ?? "");
-        this.inputText.set(toolCallId, text);
+        const text = (this.#inputText.get(toolCallId) ?? "") + (str(chunk.inputTextDelta) ?? "");
+        this.#inputText.set(toolCallId, text);
         const partial = parsePartialInput(text);
         if (partial !== undefined) part.input = partial;
         return;
       }
       case "tool-input-available":
         if (settled) return;
-        this.inputText.delete(toolCallId);
+        this.#inputText.delete(toolCallId);
         part.input = chunk.input;
         if (part.state === "input-streaming") part.state = "input-available";
         return;
@@ -267,7 +267,7 @@ export class ObservedMessage {
     }
   }
 
-  private applyDataChunk(type: string, chunk: Loose): void {
+  #applyDataChunk(type: string, chunk: Loose): void {
     // Transient data parts are delivered to onData only, never stored.
     if (chunk.transient === true) return;
     const id = str(chunk.id);
@@ -280,7 +280,7 @@ export class ObservedMessage {
         return;
       }
     }
-    this.push(id === undefined ? { type, data: chunk.data } : { type, id, data: chunk.data });
+    this.#push(id === undefined ? { type, data: chunk.data } : { type, id, data: chunk.data });
   }
 
   /**
@@ -296,19 +296,19 @@ export class ObservedMessage {
     if (index < 0 && this.continuation) {
       index = messages.findLastIndex((message) => message.role === "assistant");
       // The message it continues was renamed by a transcript frame: take the server's id (issue 21, 6).
-      if (index >= 0 && !this.unseeded) this.id = (messages[index] as UIMessage).id;
+      if (index >= 0 && !this.#unseeded) this.id = (messages[index] as UIMessage).id;
     }
-    if (this.unseeded) {
-      const queued = this.unseeded;
-      this.unseeded = null;
+    if (this.#unseeded) {
+      const queued = this.#unseeded;
+      this.#unseeded = null;
       const target = index >= 0 ? messages[index] : undefined;
       this.parts = target ? target.parts.map((part) => ({ ...part })) : [];
-      this.metadata = isRecord(target?.metadata) ? { ...target.metadata } : undefined;
+      this.#metadata = isRecord(target?.metadata) ? { ...target.metadata } : undefined;
       if (target) this.id = target.id;
-      this.openText.clear();
-      this.openReasoning.clear();
-      this.resumedText = false;
-      for (const chunk of queued) this.applyChunk(chunk);
+      this.#openText.clear();
+      this.#openReasoning.clear();
+      this.#resumedText = false;
+      for (const chunk of queued) this.#applyChunk(chunk);
     }
     return index;
   }
@@ -316,7 +316,7 @@ export class ObservedMessage {
   /** The message as it stands; the parts array is copied, the parts are live. */
   toMessage<M extends UIMessage>(): M {
     const message: Loose = { id: this.id, role: "assistant", parts: [...this.parts] };
-    if (this.metadata !== undefined) message.metadata = this.metadata;
+    if (this.#metadata !== undefined) message.metadata = this.#metadata;
     return message as unknown as M;
   }
 
@@ -329,6 +329,6 @@ export class ObservedMessage {
     if (!existing) return false;
     let stored = "";
     for (const part of existing.parts) if (part.type === "text") stored += part.text;
-    return !this.text().startsWith(stored);
+    return !this.#text().startsWith(stored);
   }
 }

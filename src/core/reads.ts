@@ -16,20 +16,28 @@ const pushingAgents = new Set<string>();
  */
 export class TranscriptReads<M extends UIMessage> {
   readonly ready: Promise<void>;
-  private resolveReady!: () => void;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  #resolveReady!: () => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   /** The first load waits for a connect-time transcript: only a chat frame tells it none is coming. */
-  private awaitsTranscript = false;
+  #awaitsTranscript = false;
 
+  readonly #config: SessionConfig<M>;
+  readonly #model: ChatModel<M>;
+  readonly #state: PublishingChatState<M>;
+  readonly #disposed: () => boolean;
   constructor(
-    private readonly config: SessionConfig<M>,
-    private readonly model: ChatModel<M>,
-    private readonly state: PublishingChatState<M>,
-    private readonly disposed: () => boolean
+    config: SessionConfig<M>,
+    model: ChatModel<M>,
+    state: PublishingChatState<M>,
+    disposed: () => boolean
   ) {
-    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    this.#config = config;
+    this.#model = model;
+    this.#state = state;
+    this.#disposed = disposed;
+    this.ready = new Promise((resolve) => (this.#resolveReady = resolve));
     config.cells.loading.value = !!config.loadOnOpen;
-    if (!config.loadOnOpen) this.resolveReady();
+    if (!config.loadOnOpen) this.#resolveReady();
   }
 
   /**
@@ -40,11 +48,11 @@ export class TranscriptReads<M extends UIMessage> {
    * listened). A server silent for 250 ms sends none.
    */
   firstOpen(openedBefore: boolean): void {
-    if (!this.config.loadOnOpen) return;
-    this.model.base.firstLoad = "waiting";
-    if (openedBefore || !pushingAgents.has(this.config.agentKey ?? "")) return this.startFirstLoad();
-    this.awaitsTranscript = true;
-    this.timer = setTimeout(() => this.startFirstLoad(), 250);
+    if (!this.#config.loadOnOpen) return;
+    this.#model.base.firstLoad = "waiting";
+    if (openedBefore || !pushingAgents.has(this.#config.agentKey ?? "")) return this.#startFirstLoad();
+    this.#awaitsTranscript = true;
+    this.#timer = setTimeout(() => this.#startFirstLoad(), 250);
   }
 
   /**
@@ -54,59 +62,59 @@ export class TranscriptReads<M extends UIMessage> {
    */
   frame(frame: ChatFrame<M> | undefined, answeredFirstLoad = false): void {
     const connect = frame?.kind === "messages" && frame.connect;
-    if (connect) pushingAgents.add(this.config.agentKey ?? "");
-    if (answeredFirstLoad) this.firstLoadDone();
-    else if (!connect && this.model.base.firstLoad === "waiting" && (frame || !this.awaitsTranscript)) this.startFirstLoad();
+    if (connect) pushingAgents.add(this.#config.agentKey ?? "");
+    if (answeredFirstLoad) this.#firstLoadDone();
+    else if (!connect && this.#model.base.firstLoad === "waiting" && (frame || !this.#awaitsTranscript)) this.#startFirstLoad();
   }
 
   /** Rule (a replacement is the first load): a local replacement before the first read left is the transcript; nothing is read. */
   replaced(): void {
-    if (this.model.base.firstLoad !== "waiting") return;
-    this.model.base.firstLoad = "done";
-    this.firstLoadDone();
+    if (this.#model.base.firstLoad !== "waiting") return;
+    this.#model.base.firstLoad = "done";
+    this.#firstLoadDone();
   }
 
   /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
   reread(always: boolean, attempt = 1): void {
-    const reader = this.canRead ? this.config.readStored : undefined;
-    if (!reader || (!always && !this.config.settings().resyncOnReconnect)) return;
-    const read = this.model.base.read(always, attempt);
-    void readSafely(reader, this.config.label).then((stored) => {
-      if (!this.disposed()) readAnswered(this.model, read, stored);
+    const reader = this.#canRead ? this.#config.readStored : undefined;
+    if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return;
+    const read = this.#model.base.read(always, attempt);
+    void readSafely(reader, this.#config.label).then((stored) => {
+      if (!this.#disposed()) readAnswered(this.#model, read, stored);
     });
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    clearTimeout(this.#timer);
   }
 
   /** Whether the readers know where to read: a shared socket may name its address only once it connected. */
-  get canRead(): boolean {
-    return this.config.canRead?.() !== false;
+  get #canRead(): boolean {
+    return this.#config.canRead?.() !== false;
   }
 
-  private startFirstLoad(): void {
-    const load = this.config.loadOnOpen;
-    const base = this.model.base;
+  #startFirstLoad(): void {
+    const load = this.#config.loadOnOpen;
+    const base = this.#model.base;
     if (!load || base.firstLoad !== "waiting") return;
-    clearTimeout(this.timer);
-    this.awaitsTranscript = false;
+    clearTimeout(this.#timer);
+    this.#awaitsTranscript = false;
     // Rule (the first read waits for the address, issue 21, 7): meanwhile the chat works as if the
     // history were empty; the next frame tries again, and a message sent meanwhile stays.
-    if (!this.canRead) return this.firstLoadDone();
-    this.config.cells.loading.value = true;
+    if (!this.#canRead) return this.#firstLoadDone();
+    this.#config.cells.loading.value = true;
     const read = (base.firstLoad = base.read(false));
-    void readSafely(load, this.config.label).then((stored) => {
-      if (this.disposed() || base.firstLoad !== read) return;
-      firstReadAnswered(this.model, read, stored);
-      this.firstLoadDone();
+    void readSafely(load, this.#config.label).then((stored) => {
+      if (this.#disposed() || base.firstLoad !== read) return;
+      firstReadAnswered(this.#model, read, stored);
+      this.#firstLoadDone();
     });
   }
 
   /** The history must be on screen before `isLoading` says it is. */
-  private firstLoadDone(): void {
-    this.state.flush();
-    this.config.cells.loading.value = false;
-    this.resolveReady();
+  #firstLoadDone(): void {
+    this.#state.flush();
+    this.#config.cells.loading.value = false;
+    this.#resolveReady();
   }
 }

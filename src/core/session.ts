@@ -31,180 +31,180 @@ const probeIds = createIdGenerator({ size: 21 });
  */
 export class ChatSession<M extends UIMessage> {
   readonly chat: AbstractChat<M>;
-  readonly transport: WebSocketChatTransport<M>;
-  private readonly model: ChatModel<M>;
+  readonly #transport: WebSocketChatTransport<M>;
+  readonly #model: ChatModel<M>;
   /** Tool outputs, approvals and client tool runs. */
   readonly tools: ToolActions<M>;
-  private readonly bridge: SocketBridge;
-  private readonly state: PublishingChatState<M>;
-  private readonly config: SessionConfig<M>;
-  private readonly reads: TranscriptReads<M>;
-  private disposed = false;
+  readonly #bridge: SocketBridge;
+  readonly #state: PublishingChatState<M>;
+  readonly #config: SessionConfig<M>;
+  readonly #reads: TranscriptReads<M>;
+  #disposed = false;
   /** The AI SDK resume every caller shares (#1837). */
-  private resumeOperation: Promise<void> | null = null;
+  #resumeOperation: Promise<void> | null = null;
   /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
-  private resumeKeptError: Error | undefined;
-  private continuationTimer: ReturnType<typeof setTimeout> | null = null;
+  #resumeKeptError: Error | undefined;
+  #continuationTimer: ReturnType<typeof setTimeout> | null = null;
   /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
-  private graceTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastStatus: ChatStatus = "ready";
-  private reconcileQueued = false;
+  #graceTimer: ReturnType<typeof setTimeout> | null = null;
+  #lastStatus: ChatStatus = "ready";
+  #reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
-  private openedBeforeChat = false;
-  private readonly warnLimited = limitedWarner();
+  #openedBeforeChat = false;
+  readonly #warnLimited = limitedWarner();
 
   constructor(config: SessionConfig<M>) {
-    this.config = config;
+    this.#config = config;
     const cells = config.cells;
-    this.state = new PublishingChatState<M>({
+    this.#state = new PublishingChatState<M>({
       initialMessages: [...config.initialMessages],
       messages: cells.messages,
       status: cells.status,
       error: cells.error,
       throttleMs: config.throttleMs,
-      decorate: (message) => this.model?.tools.withResults(message) ?? message,
-      onChange: (kind) => this.onStateChange(kind)
+      decorate: (message) => this.#model?.tools.withResults(message) ?? message,
+      onChange: (kind) => this.#onStateChange(kind)
     });
     const local = new Set<string>();
-    this.bridge = new SocketBridge(config.socket, {
-      message: (data) => this.onSocketData(data),
-      open: () => this.onSocketOpen(),
-      close: () => this.onSocketClose(),
-      transportSend: (data) => this.onTransportSend(data)
+    this.#bridge = new SocketBridge(config.socket, {
+      message: (data) => this.#onSocketData(data),
+      open: () => this.#onSocketOpen(),
+      close: () => this.#onSocketClose(),
+      transportSend: (data) => this.#onTransportSend(data)
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
-    this.transport = new WebSocketChatTransport<M>({
-      agent: this.bridge.transportView,
+    this.#transport = new WebSocketChatTransport<M>({
+      agent: this.#bridge.transportView,
       activeRequestIds: local,
-      cancelOnClientAbort: this.settings.cancelOnClientAbort,
-      onRequestBuffered: (messageId) => messageId && this.model.intents.buffered.add(messageId),
-      prepareBody: (request) => this.prepareBody(request)
+      cancelOnClientAbort: this.#settings.cancelOnClientAbort,
+      onRequestBuffered: (messageId) => messageId && this.#model.intents.buffered.add(messageId),
+      prepareBody: (request) => this.#prepareBody(request)
     });
-    this.model = new ChatModel(this.state, this.ports(), local, config.chatInit.generateId ?? generateId);
-    this.model.base.hold(config.initialMessages);
-    const placement = this.model.placement;
+    this.#model = new ChatModel(this.#state, this.#ports(), local, config.chatInit.generateId ?? generateId);
+    this.#model.base.hold(config.initialMessages);
+    const placement = this.#model.placement;
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
       id: config.chatId,
-      state: placedChatState(this.state, (message, index) => placement.place(message, index) && protectUnnamedReply(this.model, message)),
-      transport: this.transport,
-      onData: (part) => this.settings.onData?.(part),
-      onError: (error) => this.settings.onError?.(error),
+      state: placedChatState(this.#state, (message, index) => placement.place(message, index) && protectUnnamedReply(this.#model, message)),
+      transport: this.#transport,
+      onData: (part) => this.#settings.onData?.(part),
+      onError: (error) => this.#settings.onError?.(error),
       onFinish: (event) => {
-        ownTurnFinished(this.model, event);
-        this.settings.onFinish?.(event);
+        ownTurnFinished(this.#model, event);
+        this.#settings.onFinish?.(event);
       }
     });
-    this.tools = new ToolActions<M>(this.model, {
+    this.tools = new ToolActions<M>(this.#model, {
       chat: this.chat,
-      requestContinuation: () => this.requestContinuation(),
+      requestContinuation: () => this.#requestContinuation(),
       resubmit: () => void this.sendMessage(),
-      invalidate: (id) => this.state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
+      invalidate: (id) => this.#state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
       publishRunning: (running) => (cells.runningToolCalls.value = running),
-      disposed: () => this.disposed
+      disposed: () => this.#disposed
     });
     cells.serverStreaming.value = cells.recovering.value = cells.toolContinuation.value = false;
     [cells.runningToolCalls.value, cells.queued.value] = [new Set(), []];
-    this.reads = new TranscriptReads(config, this.model, this.state, () => this.disposed);
-    this.openedBeforeChat = this.bridge.isOpen;
-    if (this.openedBeforeChat) this.onSocketOpen();
+    this.#reads = new TranscriptReads(config, this.#model, this.#state, () => this.#disposed);
+    this.#openedBeforeChat = this.#bridge.isOpen;
+    if (this.#openedBeforeChat) this.#onSocketOpen();
   }
 
-  private get settings(): SessionSettings<M> {
-    return this.config.settings();
+  get #settings(): SessionSettings<M> {
+    return this.#config.settings();
   }
 
   /** Resolves once the first transcript is in (or was given). */
   get ready(): Promise<void> {
-    return this.reads.ready;
+    return this.#reads.ready;
   }
 
   /** What the rules may ask of the world. */
-  private ports(): Ports<M> {
-    const cells = this.config.cells;
+  #ports(): Ports<M> {
+    const cells = this.#config.cells;
     return {
-      transport: this.transport,
-      settings: () => this.settings,
-      status: () => this.state.status,
+      transport: this.#transport,
+      settings: () => this.#settings,
+      status: () => this.#state.status,
       loading: () => cells.loading.value,
-      resuming: () => this.resumeOperation !== null,
-      send: (frame) => this.send(frame),
-      read: (always, attempt) => this.reads.reread(always, attempt),
-      requestSnapshot: () => this.send({ type: Wire.snapshotRequest, id: probeIds() }),
+      resuming: () => this.#resumeOperation !== null,
+      send: (frame) => this.#send(frame),
+      read: (always, attempt) => this.#reads.reread(always, attempt),
+      requestSnapshot: () => this.#send({ type: Wire.snapshotRequest, id: probeIds() }),
       flags: ({ serverStreaming, recovering, toolContinuation }) => {
         if (serverStreaming !== undefined) {
           // A terminal flag must never show before the final message does.
-          if (!serverStreaming && cells.serverStreaming.value) this.state.flush();
+          if (!serverStreaming && cells.serverStreaming.value) this.#state.flush();
           cells.serverStreaming.value = serverStreaming;
         }
         if (recovering !== undefined) cells.recovering.value = recovering;
         if (toolContinuation !== undefined) cells.toolContinuation.value = toolContinuation;
       },
-      reconcile: () => this.scheduleReconcile(),
-      warn: (key, message) => this.warnLimited(key, message),
+      reconcile: () => this.#scheduleReconcile(),
+      warn: (key, message) => this.#warnLimited(key, message),
       call: callUser
     };
   }
 
   // ─── Socket events ────────────────────────────────────────────────
 
-  private onSocketOpen(): void {
-    if (this.disposed) return;
-    const edge = socketOpened(this.model, Date.now());
+  #onSocketOpen(): void {
+    if (this.#disposed) return;
+    const edge = socketOpened(this.#model, Date.now());
     if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
-      if (this.settings.resume) void this.resumeStream().catch(() => {});
-      this.reads.firstOpen(this.openedBeforeChat);
+      if (this.#settings.resume) void this.resumeStream().catch(() => {});
+      this.#reads.firstOpen(this.#openedBeforeChat);
     } else if (edge) {
-      this.tryReconnectProbe();
-      if (edge === "reconnect-and-read") this.reads.reread(false);
+      this.#tryReconnectProbe();
+      if (edge === "reconnect-and-read") this.#reads.reread(false);
     }
-    this.scheduleReconcile();
+    this.#scheduleReconcile();
   }
 
-  private onSocketClose(): void {
-    if (this.disposed) return;
-    const wasOpen = this.model.link.open;
-    this.model.link.open = false;
-    const queued = this.model.intents.queued.length;
-    if (this.bridge.finalClose && queued > 0) {
-      this.warnLimited("outbox", `${queued} message(s) wait for ${this.config.label}, whose connection closed for good; they stay queued until it reconnects.`);
+  #onSocketClose(): void {
+    if (this.#disposed) return;
+    const wasOpen = this.#model.link.open;
+    this.#model.link.open = false;
+    const queued = this.#model.intents.queued.length;
+    if (this.#bridge.finalClose && queued > 0) {
+      this.#warnLimited("outbox", `${queued} message(s) wait for ${this.#config.label}, whose connection closed for good; they stay queued until it reconnects.`);
     }
     if (!wasOpen) return;
-    socketClosed(this.model);
-    this.scheduleReconcile();
+    socketClosed(this.#model);
+    this.#scheduleReconcile();
   }
 
-  private onSocketData(data: unknown): void {
-    if (this.disposed) return;
-    const frame = decodeSocketFrame<M>(data, this.settings.onFrame, (key, message) => this.warnLimited(key, message));
-    if (frame?.kind !== "messages") this.reads.frame(frame);
-    if (frame?.kind !== "response") return frame && this.apply(frame, data as string);
-    for (const admitted of this.model.streams.admit(frame, data as string)) this.apply(admitted.frame, admitted.raw);
+  #onSocketData(data: unknown): void {
+    if (this.#disposed) return;
+    const frame = decodeSocketFrame<M>(data, this.#settings.onFrame, (key, message) => this.#warnLimited(key, message));
+    if (frame?.kind !== "messages") this.#reads.frame(frame);
+    if (frame?.kind !== "response") return frame && this.#apply(frame, data as string);
+    for (const admitted of this.#model.streams.admit(frame, data as string)) this.#apply(admitted.frame, admitted.raw);
   }
 
-  private apply(frame: ChatFrame<M>, data: string): void {
+  #apply(frame: ChatFrame<M>, data: string): void {
     // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
-    const forward = frame.kind === "response" && this.model.local.has(frame.id);
+    const forward = frame.kind === "response" && this.#model.local.has(frame.id);
     try {
-      this.handleFrame(frame);
+      this.#handleFrame(frame);
     } catch (error) {
       console.error("[agents-vue] Failed to apply a chat frame:", error); // A frame must never take the chat down.
     }
     if (!forward || frame.kind !== "response") return;
-    const opened = frame.continuation ? droppedTextStart(this.model, frame) : undefined;
-    if (opened) this.bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
-    this.bridge.deliver(frame, data);
+    const opened = frame.continuation ? droppedTextStart(this.#model, frame) : undefined;
+    if (opened) this.#bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
+    this.#bridge.deliver(frame, data);
   }
 
-  private handleFrame(frame: ChatFrame<M>): void {
-    const m = this.model;
+  #handleFrame(frame: ChatFrame<M>): void {
+    const m = this.#model;
     switch (frame.kind) {
       case "clear":
-        return this.settleDropped(receivedClear(m, frame.version));
+        return this.#settleDropped(receivedClear(m, frame.version));
       case "recovering":
         return onRecovering(m, frame.recovering);
       case "messages":
-        return this.reads.frame(frame, applySnapshot(m, frame.messages, frame.connect, frame.version));
+        return this.#reads.frame(frame, applySnapshot(m, frame.messages, frame.connect, frame.version));
       case "message-updated":
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
@@ -215,7 +215,7 @@ export class ChatSession<M extends UIMessage> {
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
         const readBack = onResponse(m, frame);
-        return readBack === "none" ? undefined : this.reads.reread(readBack === "always");
+        return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
       }
     }
   }
@@ -224,87 +224,87 @@ export class ChatSession<M extends UIMessage> {
    * Effects follow state changes. While a reply streams, a message change alone cannot make any of them fire
    * (they wait for the turn to settle), so per-chunk writes skip the pass unless a replayed reply needs collapsing.
    */
-  private onStateChange(kind: "messages" | "status"): void {
-    const streams = this.model?.streams;
+  #onStateChange(kind: "messages" | "status"): void {
+    const streams = this.#model?.streams;
     if (!streams) return;
     const perChunk = kind === "messages" && streams.rebuilt.size === 0 && streams.unsequenced.size === 0;
-    if (!perChunk || !(this.model.busy || this.config.cells.serverStreaming.value)) this.scheduleReconcile();
+    if (!perChunk || !(this.#model.busy || this.#config.cells.serverStreaming.value)) this.#scheduleReconcile();
   }
 
   /** The transport sends a request (rule: a send retires with its request) or ACKs a stream: its replay starts from chunk 0 again. */
-  private onTransportSend(data: string): void {
+  #onTransportSend(data: string): void {
     const frame = parseJson(data) as { id?: unknown } | undefined;
     const request = sentRequest(frame);
-    if (request) return this.model.intents.sendWentOut(request.id, request.sentId);
+    if (request) return this.#model.intents.sendWentOut(request.id, request.sentId);
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
-    this.resumeKeptError = undefined;
-    this.model.streams.transportAcked(frame.id);
+    this.#resumeKeptError = undefined;
+    this.#model.streams.transportAcked(frame.id);
   }
 
   // ─── Resume and continuation ──────────────────────────────────────
 
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
-    if (this.resumeOperation) return this.resumeOperation;
-    this.resumeKeptError = this.state.status === "error" ? this.state.error : undefined;
+    if (this.#resumeOperation) return this.#resumeOperation;
+    this.#resumeKeptError = this.#state.status === "error" ? this.#state.error : undefined;
     const operation: Promise<void> = this.chat.resumeStream(options).finally(() => {
-      if (this.resumeOperation !== operation || this.disposed) return;
-      this.resumeOperation = null;
+      if (this.#resumeOperation !== operation || this.#disposed) return;
+      this.#resumeOperation = null;
       // Rule (a probe that finds nothing keeps the error): as upstream, until it is cleared or a request starts.
-      const kept = this.resumeKeptError;
-      if (kept && this.state.status === "ready" && this.state.error === undefined) {
-        this.state.error = kept;
-        this.state.status = "error";
+      const kept = this.#resumeKeptError;
+      if (kept && this.#state.status === "ready" && this.#state.error === undefined) {
+        this.#state.error = kept;
+        this.#state.status = "error";
       }
       // An open edge that arrived while this ran is retried, not lost.
-      this.tryReconnectProbe();
-      this.scheduleReconcile();
+      this.#tryReconnectProbe();
+      this.#scheduleReconcile();
     });
-    this.resumeOperation = operation;
+    this.#resumeOperation = operation;
     return operation;
   }
 
-  private tryReconnectProbe(): void {
-    if (!this.disposed && reconnectProbe(this.model, probeIds) === "resume") void this.resumeStream().catch(() => {});
+  #tryReconnectProbe(): void {
+    if (!this.#disposed && reconnectProbe(this.#model, probeIds) === "resume") void this.resumeStream().catch(() => {});
   }
 
   /** A tool output or approval asks the server to continue the turn (with `autoContinueAfterToolResult`). */
-  private requestContinuation(): void {
-    if (!this.settings.autoContinueAfterToolResult) return;
-    this.model.continuation = requested(this.model.continuation);
-    this.scheduleContinuationLaunch();
+  #requestContinuation(): void {
+    if (!this.#settings.autoContinueAfterToolResult) return;
+    this.#model.continuation = requested(this.#model.continuation);
+    this.#scheduleContinuationLaunch();
   }
 
   /** Rule (continuation probe): once the chat is ready, the AI SDK resume attaches to the continuation. */
-  private scheduleContinuationLaunch(): void {
-    if (this.model.continuation.kind !== "scheduled" || this.state.status !== "ready" || this.continuationTimer) return;
+  #scheduleContinuationLaunch(): void {
+    if (this.#model.continuation.kind !== "scheduled" || this.#state.status !== "ready" || this.#continuationTimer) return;
     const timer = setTimeout(async () => {
       // A resume may still own the AI SDK's active response.
-      while (this.resumeOperation) await this.resumeOperation.catch(() => {});
-      if (this.continuationTimer === timer) this.continuationTimer = null;
-      const c = this.model.continuation;
-      if (this.disposed || c.kind !== "scheduled" || this.state.status !== "ready") return;
-      this.model.continuation = launched(c);
-      this.model.placement.pinLast();
-      this.transport.expectToolContinuation();
+      while (this.#resumeOperation) await this.#resumeOperation.catch(() => {});
+      if (this.#continuationTimer === timer) this.#continuationTimer = null;
+      const c = this.#model.continuation;
+      if (this.#disposed || c.kind !== "scheduled" || this.#state.status !== "ready") return;
+      this.#model.continuation = launched(c);
+      this.#model.placement.pinLast();
+      this.#transport.expectToolContinuation();
       await this.resumeStream()
         .catch((error: unknown) => console.error("[agents-vue] Tool continuation failed:", error))
         .finally(() => {
-          this.model.continuation = settled(this.model.continuation, c.token);
-          this.scheduleReconcile();
+          this.#model.continuation = settled(this.#model.continuation, c.token);
+          this.#scheduleReconcile();
         });
     }, 0);
-    this.continuationTimer = timer;
+    this.#continuationTimer = timer;
   }
 
   // ─── Requests ─────────────────────────────────────────────────────
 
-  private async prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }) {
-    const settings = this.settings;
-    const { base, intents } = this.model;
-    this.transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
-    const body = await requestBody(settings, request, this.config.partyKey(), base.known);
-    intents.requestPrepared(request, base.known, this.state.messages);
+  async #prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }) {
+    const settings = this.#settings;
+    const { base, intents } = this.#model;
+    this.#transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
+    const body = await requestBody(settings, request, this.#config.partyKey(), base.known);
+    intents.requestPrepared(request, base.known, this.#state.messages);
     base.holdShells(request.messages);
     return body;
   }
@@ -312,56 +312,56 @@ export class ChatSession<M extends UIMessage> {
   /** Sends a message, or queues it (see `ChatModel.mustQueue`); an edit is a rewrite. */
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const editedId = (message as { messageId?: unknown } | undefined)?.messageId;
-    if (editedId != null) return this.rewrite(() => this.chat.sendMessage(message, options), String(editedId));
-    if (message !== undefined && this.model.mustQueue()) return this.enqueue(message, options);
+    if (editedId != null) return this.#rewrite(() => this.chat.sendMessage(message, options), String(editedId));
+    if (message !== undefined && this.#model.mustQueue()) return this.#enqueue(message, options);
     const request = this.chat.sendMessage(message, options);
-    if (message !== undefined && this.state.status === "streaming") this.model.placement.protectStreamingTail();
+    if (message !== undefined && this.#state.status === "streaming") this.#model.placement.protectStreamingTail();
     return request;
   }
 
-  private async enqueue(input: NonNullable<SendInput<M>>, options: ChatRequestOptions | undefined): Promise<void> {
-    const message = await toUserMessage<M>(input, this.config.chatInit.generateId);
-    if (this.disposed) return;
+  async #enqueue(input: NonNullable<SendInput<M>>, options: ChatRequestOptions | undefined): Promise<void> {
+    const message = await toUserMessage<M>(input, this.#config.chatInit.generateId);
+    if (this.#disposed) return;
     return new Promise<void>((settle) => {
-      this.model.intents.queued.push({ message, options, settle });
-      this.publishOutbox();
-      this.scheduleReconcile();
+      this.#model.intents.queued.push({ message, options, settle });
+      this.#publishOutbox();
+      this.#scheduleReconcile();
     });
   }
 
-  private publishOutbox(): void {
-    const queued = this.model.intents.queued.map((entry) => entry.message);
-    this.config.cells.queued.value = queued;
-    this.state.setTail(queued);
+  #publishOutbox(): void {
+    const queued = this.#model.intents.queued.map((entry) => entry.message);
+    this.#config.cells.queued.value = queued;
+    this.#state.setTail(queued);
   }
 
-  private flushOutbox(): void {
-    if (this.model.probeHoldsQueue()) {
-      const left = this.model.probeGraceLeft(Date.now());
-      if (left > 0) return void (this.graceTimer ??= setTimeout(() => ((this.graceTimer = null), this.scheduleReconcile()), left));
-      this.resumeKeptError = undefined;
-      return void this.transport.cancelPendingResume();
+  #flushOutbox(): void {
+    if (this.#model.probeHoldsQueue()) {
+      const left = this.#model.probeGraceLeft(Date.now());
+      if (left > 0) return void (this.#graceTimer ??= setTimeout(() => ((this.#graceTimer = null), this.#scheduleReconcile()), left));
+      this.#resumeKeptError = undefined;
+      return void this.#transport.cancelPendingResume();
     }
-    const intents = this.model.intents;
-    const entry = this.model.nextQueued();
+    const intents = this.#model.intents;
+    const entry = this.#model.nextQueued();
     if (!entry) return;
     intents.sending = true;
-    this.publishOutbox();
+    this.#publishOutbox();
     void this.chat.sendMessage(entry.message as unknown as CreateUIMessage<M>, entry.options).finally(() => {
       intents.sending = false;
       entry.settle();
-      this.scheduleReconcile();
+      this.#scheduleReconcile();
     });
   }
 
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
-  private rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
+  #rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
     // Exact sync: every version reaches this socket in order, so nothing stale needs holding back.
-    if (this.model.base.exact) return run();
-    const rewrite = this.model.intents.beginRewrite(this.state.messages, editedId);
+    if (this.#model.base.exact) return run();
+    const rewrite = this.#model.intents.beginRewrite(this.#state.messages, editedId);
     const request = run();
     const release = () => {
-      if (this.model.intents.endRewrite(rewrite)) this.reads.reread(true);
+      if (this.#model.intents.endRewrite(rewrite)) this.#reads.reread(true);
     };
     void request.then(release, release);
     return request;
@@ -369,101 +369,101 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the error and returns to `ready`; a resume still running no longer puts the error back. */
   clearError(): void {
-    this.resumeKeptError = undefined;
+    this.#resumeKeptError = undefined;
     this.chat.clearError();
   }
 
   /** Regenerates an assistant message (full transcript, `regenerate-message`). */
   regenerate(options?: Parameters<AbstractChat<M>["regenerate"]>[0]): Promise<void> {
-    return this.rewrite(() => this.chat.regenerate(options));
+    return this.#rewrite(() => this.chat.regenerate(options));
   }
 
   /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
   async stop(): Promise<void> {
-    const m = this.model;
-    this.transport.setCancelOnClientAbort(this.settings.cancelOnClientAbort);
+    const m = this.#model;
+    this.#transport.setCancelOnClientAbort(this.#settings.cancelOnClientAbort);
     const unattached = m.continuation.kind === "scheduled" || m.continuation.kind === "probing";
     m.streams.stopping(m.local);
     try {
-      this.transport.cancelActiveServerTurn();
+      this.#transport.cancelActiveServerTurn();
       await this.chat.stop();
     } finally {
-      this.transport.abortActiveToolContinuation();
+      this.#transport.abortActiveToolContinuation();
       // The continuation is over once stop() returns (its stream settles a tick later).
       if (unattached) {
         m.continuation = stoppedBeforeStart(m.continuation, probeIds());
-        this.send({ type: Wire.streamResumeRequest, probeId: (m.continuation as { probeId: string }).probeId });
+        this.#send({ type: Wire.streamResumeRequest, probeId: (m.continuation as { probeId: string }).probeId });
       } else if (isRunning(m.continuation)) m.continuation = { kind: "idle" };
     }
   }
 
   /** Clears the transcript here and on the server (see `localClear`). */
   clearHistory(): void {
-    const interrupted = [this.model.observed.streamId, this.transport.activeServerTurnId];
-    const { dropped, read } = localClear(this.model, interrupted, !!this.config.readStored);
-    this.settleDropped(dropped);
-    if (read) this.reads.reread(true);
+    const interrupted = [this.#model.observed.streamId, this.#transport.activeServerTurnId];
+    const { dropped, read } = localClear(this.#model, interrupted, !!this.#config.readStored);
+    this.#settleDropped(dropped);
+    if (read) this.#reads.reread(true);
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
   setMessages(next: M[] | ((current: M[]) => M[])): void {
-    const resolved = typeof next === "function" ? next([...this.state.messages]) : next;
+    const resolved = typeof next === "function" ? next([...this.#state.messages]) : next;
     if (!Array.isArray(resolved)) {
       if (isDevelopment) console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
       return;
     }
-    localReplace(this.model, resolved, this.settings.syncMessagesToServer);
-    this.reads.replaced();
+    localReplace(this.#model, resolved, this.#settings.syncMessagesToServer);
+    this.#reads.replaced();
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
-  private settleDropped(dropped: Array<QueuedSend<M>>): void {
-    this.config.cells.runningToolCalls.value = new Set();
+  #settleDropped(dropped: Array<QueuedSend<M>>): void {
+    this.#config.cells.runningToolCalls.value = new Set();
     for (const entry of dropped) entry.settle();
-    if (dropped.length > 0) this.publishOutbox();
+    if (dropped.length > 0) this.#publishOutbox();
   }
 
   // ─── Reconcile (what React runs as effects) ───────────────────────
 
-  private scheduleReconcile(): void {
-    if (this.reconcileQueued || this.disposed) return;
-    this.reconcileQueued = true;
+  #scheduleReconcile(): void {
+    if (this.#reconcileQueued || this.#disposed) return;
+    this.#reconcileQueued = true;
     queueMicrotask(() => {
-      this.reconcileQueued = false;
-      if (!this.disposed) this.reconcile();
+      this.#reconcileQueued = false;
+      if (!this.#disposed) this.#reconcile();
     });
   }
 
-  private reconcile(): void {
-    const m = this.model;
-    const status = this.state.status;
+  #reconcile(): void {
+    const m = this.#model;
+    const status = this.#state.status;
     // Server turns are serialized: our own request now gates tool calls.
-    if (status !== this.lastStatus && (this.lastStatus = status) === "submitted") m.streams.heldTurn = m.streams.recoveringTurn = null;
+    if (status !== this.#lastStatus && (this.#lastStatus = status) === "submitted") m.streams.heldTurn = m.streams.recoveringTurn = null;
     const settledChat = !m.busy;
     if (settledChat && m.streams.deferredEnds.length > 0) {
       const events = m.streams.deferredEnds;
       m.streams.deferredEnds = [];
-      for (const event of events) callUser("onTurnEnd", () => this.settings.onTurnEnd?.(event));
+      for (const event of events) callUser("onTurnEnd", () => this.#settings.onTurnEnd?.(event));
     }
     if (status === "error" && m.continuation.kind === "scheduled") m.continuation = { kind: "idle" };
-    else this.scheduleContinuationLaunch();
-    this.tryReconnectProbe();
+    else this.#scheduleContinuationLaunch();
+    this.#tryReconnectProbe();
     if (settledChat) {
       if (!m.observed.active) removeEmptyReplies(m);
-      if (!this.config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
+      if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
-      this.flushOutbox();
+      this.#flushOutbox();
     }
     collapseReplays(m);
     if (settledChat) {
-      m.tools.prune(this.state.messages);
-      if (!this.resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;
+      m.tools.prune(this.#state.messages);
+      if (!this.#resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;
     }
   }
 
-  private send(frame: Record<string, unknown>): void {
+  #send(frame: Record<string, unknown>): void {
     try {
-      this.config.socket.send(JSON.stringify(frame));
+      this.#config.socket.send(JSON.stringify(frame));
     } catch (error) {
       console.warn(`[agents-vue] Could not send ${String(frame.type)}:`, errorText(error));
     }
@@ -471,30 +471,30 @@ export class ChatSession<M extends UIMessage> {
 
   /** Ends the session: listeners and timers go, local streams stop (the server turn runs on unless `cancelOnClientAbort`), an owned socket closes. */
   dispose(): void {
-    if (this.disposed) return;
-    const { cancelOnClientAbort } = this.settings;
-    const activeTurn = this.transport.activeServerTurnId;
+    if (this.#disposed) return;
+    const { cancelOnClientAbort } = this.#settings;
+    const activeTurn = this.#transport.activeServerTurnId;
     if (cancelOnClientAbort) {
       // A local abort cancels the turn this client follows as its own (request, resumed stream, tool continuation; issue 22, 2), before an owned socket closes.
-      const c = this.model.continuation;
-      const own = activeTurn !== null && (this.model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
-      if (own) this.transport.cancelActiveServerTurn();
-      else this.transport.abortActiveToolContinuation();
+      const c = this.#model.continuation;
+      const own = activeTurn !== null && (this.#model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
+      if (own) this.#transport.cancelActiveServerTurn();
+      else this.#transport.abortActiveToolContinuation();
     }
-    const queued = this.model.intents.queued.splice(0);
+    const queued = this.#model.intents.queued.splice(0);
     if (queued.length > 0) {
-      console.warn(`[agents-vue] ${queued.length} queued message(s) for ${this.config.label} were not sent: the chat closed before the connection came back.`);
+      console.warn(`[agents-vue] ${queued.length} queued message(s) for ${this.#config.label} were not sent: the chat closed before the connection came back.`);
     }
-    this.disposed = true;
-    this.transport.setCancelOnClientAbort(cancelOnClientAbort);
+    this.#disposed = true;
+    this.#transport.setCancelOnClientAbort(cancelOnClientAbort);
     void this.chat.stop().catch(() => {});
-    this.transport.resetResumeState();
-    this.resumeOperation = null;
-    for (const timer of [this.continuationTimer, this.graceTimer]) clearTimeout(timer ?? undefined);
-    this.reads.dispose();
-    this.state.dispose();
-    this.bridge.dispose();
+    this.#transport.resetResumeState();
+    this.#resumeOperation = null;
+    for (const timer of [this.#continuationTimer, this.#graceTimer]) clearTimeout(timer ?? undefined);
+    this.#reads.dispose();
+    this.#state.dispose();
+    this.#bridge.dispose();
     for (const entry of queued) entry.settle();
-    if (this.config.ownsSocket) this.config.socket.close?.();
+    if (this.#config.ownsSocket) this.#config.socket.close?.();
   }
 }

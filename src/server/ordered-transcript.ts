@@ -79,19 +79,21 @@ const effect = (_rows: unknown[]): void => {};
 
 /** The version row, in the agent's own SQLite; one row, id 0. */
 class StoredVersion {
-  private current: number;
+  #current: number;
 
-  constructor(private readonly agent: OrderedTranscriptHost) {
+  readonly #agent: OrderedTranscriptHost;
+  constructor(agent: OrderedTranscriptHost) {
+    this.#agent = agent;
     effect(agent.sql`create table if not exists agents_vue_transcript_version (
       id integer primary key,
       version integer not null
     )`);
     const [row] = agent.sql<{ version: number }>`select version from agents_vue_transcript_version where id = 0`;
-    this.current = row && Number.isSafeInteger(row.version) && row.version > 0 ? row.version : 0;
+    this.#current = row && Number.isSafeInteger(row.version) && row.version > 0 ? row.version : 0;
   }
 
   get value(): number {
-    return this.current;
+    return this.#current;
   }
 
   /**
@@ -100,14 +102,14 @@ class StoredVersion {
    * sees a version that a restart could hand out again.
    */
   advance(): number {
-    this.current += 1;
+    this.#current += 1;
     try {
-      effect(this.agent.sql`insert into agents_vue_transcript_version (id, version) values (0, ${this.current})
+      effect(this.#agent.sql`insert into agents_vue_transcript_version (id, version) values (0, ${this.#current})
         on conflict(id) do update set version = excluded.version`);
     } catch (error) {
       console.error("[agents-vue] orderTranscript: could not store the transcript version", error);
     }
-    return this.current;
+    return this.#current;
   }
 }
 

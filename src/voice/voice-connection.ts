@@ -43,22 +43,25 @@ class ReleasableTransport implements VoiceTransport {
   onmessage: ((data: string | ArrayBuffer | Blob) => void) | null = null;
   #released = false;
 
-  constructor(private readonly inner: VoiceTransport) {}
+  readonly #inner: VoiceTransport;
+  constructor(inner: VoiceTransport) {
+    this.#inner = inner;
+  }
 
   get connected(): boolean {
-    return !this.#released && this.inner.connected;
+    return !this.#released && this.#inner.connected;
   }
 
   sendJSON(data: Record<string, unknown>): void {
-    this.inner.sendJSON(data);
+    this.#inner.sendJSON(data);
   }
 
   sendBinary(data: ArrayBuffer): void {
-    this.inner.sendBinary(data);
+    this.#inner.sendBinary(data);
   }
 
   connect(): void {
-    const inner = this.inner;
+    const inner = this.#inner;
     // VoiceTransport's contract is callback properties, not events.
     /* oxlint-disable unicorn/prefer-add-event-listener */
     inner.onopen = () => {
@@ -86,7 +89,7 @@ class ReleasableTransport implements VoiceTransport {
 
   disconnect(): void {
     this.#released = true;
-    this.inner.disconnect();
+    this.#inner.disconnect();
   }
 }
 

@@ -44,28 +44,28 @@ export class TranscriptBase {
   pushes = false;
   /** The first load: waiting for the socket's first chat frame, the read that is out, or done. */
   firstLoad: "waiting" | TranscriptRead | "done" = "done";
-  private clock = 0;
+  #clock = 0;
   /** The clock at the last local replacement (`setMessages`, a clear, a reset). */
-  private replacedAt = 0;
-  private reads = 0;
+  #replacedAt = 0;
+  #reads = 0;
 
   /** The newest read's id: a read is superseded once a newer one left. */
   get newestRead(): number {
-    return this.reads;
+    return this.#reads;
   }
 
   /** A transcript frame arrived. */
   frameArrived(): void {
-    this.clock++;
+    this.#clock++;
   }
 
   /** This client replaced the transcript: no read that left before is admitted. */
   replacedLocally(): void {
-    this.replacedAt = ++this.clock;
+    this.#replacedAt = ++this.#clock;
   }
 
   read(always: boolean, attempt = 1): TranscriptRead {
-    return { id: ++this.reads, at: this.clock, attempt, always };
+    return { id: ++this.#reads, at: this.#clock, attempt, always };
   }
 
   /**
@@ -77,8 +77,8 @@ export class TranscriptBase {
    * keep coming, they carry the transcript.
    */
   admit(read: TranscriptRead, answered: boolean): Admission {
-    if (!answered || read.id !== this.reads || this.replacedAt > read.at) return "drop";
-    if (this.clock === read.at) return "admit";
+    if (!answered || read.id !== this.#reads || this.#replacedAt > read.at) return "drop";
+    if (this.#clock === read.at) return "admit";
     return read.attempt < MAX_ATTEMPTS ? "retry" : "drop";
   }
 
@@ -88,7 +88,7 @@ export class TranscriptBase {
    * copies win, see `prependMissing`).
    */
   admitFirst(read: TranscriptRead, answered: boolean): boolean {
-    return answered && this.replacedAt <= read.at;
+    return answered && this.#replacedAt <= read.at;
   }
 
   /** Exact sync: the server numbers its transcript, so nothing about which answer is newer is inferred. */

@@ -92,7 +92,7 @@ export class ChatModel<M extends UIMessage> {
   readonly observed: ObservedTurn<M>;
   readonly link: Link = { open: false, everOpened: false, sawClose: false, openedAt: 0 };
   readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
-  private continuationValue: Continuation = idle;
+  #continuationValue: Continuation = idle;
 
   constructor(
     readonly list: WorkingList<M>,
@@ -106,12 +106,12 @@ export class ChatModel<M extends UIMessage> {
   }
 
   get continuation(): Continuation {
-    return this.continuationValue;
+    return this.#continuationValue;
   }
 
   /** Moves the continuation; `isToolContinuation` is derived from it. */
   set continuation(next: Continuation) {
-    this.continuationValue = next;
+    this.#continuationValue = next;
     this.io.flags({ toolContinuation: isRunning(next) });
   }
 

@@ -12,13 +12,20 @@ export class ObservedTurn<M extends UIMessage> {
   streamId: string | null = null;
   message: ObservedMessage | null = null;
   /** Our own last merge: it cannot have diverged; only another writer's copy can. */
-  private lastMerge: M | null = null;
+  #lastMerge: M | null = null;
 
+  readonly #list: WorkingList<M>;
+  readonly #intents: LocalIntents<M>;
+  readonly #newId: () => string;
   constructor(
-    private readonly list: WorkingList<M>,
-    private readonly intents: LocalIntents<M>,
-    private readonly newId: () => string
-  ) {}
+    list: WorkingList<M>,
+    intents: LocalIntents<M>,
+    newId: () => string
+  ) {
+    this.#list = list;
+    this.#intents = intents;
+    this.#newId = newId;
+  }
 
   get active(): boolean {
     return this.message !== null;
@@ -27,7 +34,7 @@ export class ObservedTurn<M extends UIMessage> {
   /** Starts (or restarts, for a replay from chunk 0) the message of stream `id`. */
   begin(id: string, continuation: boolean): ObservedMessage {
     this.streamId = id;
-    return (this.message = new ObservedMessage(this.newId(), continuation));
+    return (this.message = new ObservedMessage(this.#newId(), continuation));
   }
 
   end(): void {
@@ -43,7 +50,7 @@ export class ObservedTurn<M extends UIMessage> {
   overFrame(next: M[]): M[] {
     const observed = this.message;
     if (!observed?.hasParts) return next;
-    observed.adoptStoredId(next, this.list.messages);
+    observed.adoptStoredId(next, this.#list.messages);
     const stored = next.find((message) => message.id === observed.id);
     if (observed.parts.length < (stored?.parts.length ?? 0) || observed.divergesFrom(next)) return next;
     return this.mergedInto(observed, next);
@@ -52,20 +59,20 @@ export class ObservedTurn<M extends UIMessage> {
   /** Rule (observed merge): the observed message replaces its copy, unless another writer's copy diverged. */
   mergeUnlessDiverged(observed: ObservedMessage): void {
     // A regenerate of this client's replaced the message this turn extends.
-    const messages = this.list.messages;
-    if (this.intents.isRetracted(observed.id, messages)) return;
+    const messages = this.#list.messages;
+    if (this.#intents.isRetracted(observed.id, messages)) return;
     const index = observed.targetIndex(messages);
-    const other = index >= 0 && messages[index] !== this.lastMerge ? messages[index] : undefined;
+    const other = index >= 0 && messages[index] !== this.#lastMerge ? messages[index] : undefined;
     // Another writer's copy that holds more parts wins too: a frame ahead of chunks the server withheld from this socket.
     if (other && (observed.divergesFrom(messages) || observed.parts.length < other.parts.length)) return;
     const message = observed.toMessage<M>();
-    this.lastMerge = message;
-    if (index >= 0) this.list.replaceMessage(index, message);
-    else this.list.pushMessage(message);
+    this.#lastMerge = message;
+    if (index >= 0) this.#list.replaceMessage(index, message);
+    else this.#list.pushMessage(message);
   }
 
   mergedInto(observed: ObservedMessage, messages: M[]): M[] {
-    if (this.intents.isRetracted(observed.id, this.list.messages)) return messages;
+    if (this.#intents.isRetracted(observed.id, this.#list.messages)) return messages;
     const index = observed.targetIndex(messages);
     const next = messages.slice();
     if (index >= 0) next[index] = observed.toMessage<M>();

@@ -41,15 +41,18 @@ export function toolCallIdsOf(message: UIMessage): string[] {
  * transcript frames, and the message a continuation extends.
  */
 export class ReplyPlacement<M extends UIMessage> {
-  private protection: Protection | null = null;
+  #protection: Protection | null = null;
   pin: Pin<M> | null = null;
   /** Replies the server renamed after the AI SDK seeded them from an earlier assistant: parts to drop. */
-  private readonly reseeded = new Map<string, number>();
+  readonly #reseeded = new Map<string, number>();
 
-  constructor(private readonly list: WorkingList<M>) {}
+  readonly #list: WorkingList<M>;
+  constructor(list: WorkingList<M>) {
+    this.#list = list;
+  }
 
   get protectedId(): string | undefined {
-    return this.protection?.assistantId;
+    return this.#protection?.assistantId;
   }
 
   /**
@@ -58,11 +61,11 @@ export class ReplyPlacement<M extends UIMessage> {
    * frame shows the server moved past it.
    */
   keepLiveReply(snapshot: readonly M[], current: readonly M[]): M[] {
-    const protection = this.protection;
+    const protection = this.#protection;
     if (!protection) return [...snapshot];
     const index = snapshot.findIndex((message) => message.id === protection.assistantId);
     if (index >= 0 && snapshot.slice(index + 1).some((message) => message.role === "assistant")) {
-      this.protection = null;
+      this.#protection = null;
       return [...snapshot];
     }
     // Rule (live reply overlay): where the frame has the reply is where it goes back when it finishes.
@@ -76,15 +79,15 @@ export class ReplyPlacement<M extends UIMessage> {
 
   /** Rule (a send keeps the streaming reply last): a send while a reply streams here keeps that reply at the tail. */
   protectStreamingTail(): void {
-    const messages = this.list.messages;
+    const messages = this.#list.messages;
     const index = messages.findLastIndex((message) => message.role === "assistant");
     if (index < 0) return;
     const assistant = messages[index] as M;
-    if (this.protection?.assistantId !== assistant.id) {
-      this.protection = { assistantId: assistant.id, anchorId: messages[index - 1]?.id ?? null };
+    if (this.#protection?.assistantId !== assistant.id) {
+      this.#protection = { assistantId: assistant.id, anchorId: messages[index - 1]?.id ?? null };
     }
     const moved = moveToEnd(messages, assistant.id);
-    if (moved !== messages) this.list.messages = moved;
+    if (moved !== messages) this.#list.messages = moved;
   }
 
   /**
@@ -93,31 +96,31 @@ export class ReplyPlacement<M extends UIMessage> {
    * transcript is in).
    */
   protect(assistantId: string, loading: boolean, appended = false): void {
-    if (this.protection?.assistantId === assistantId) return;
-    const messages = this.list.messages;
+    if (this.#protection?.assistantId === assistantId) return;
+    const messages = this.#list.messages;
     const index = appended ? messages.length - 1 : messages.findIndex((message) => message.id === assistantId);
     const anchorId = loading ? undefined : index >= 0 ? (messages[index - 1]?.id ?? null) : (messages.at(-1)?.id ?? null);
-    this.protection = { assistantId, anchorId };
+    this.#protection = { assistantId, anchorId };
   }
 
   /** A read merged the transcript around the live reply: it keeps the place the merge gave it. */
   reanchor(merged: readonly M[]): void {
-    const protection = this.protection;
+    const protection = this.#protection;
     const index = protection ? merged.findIndex((message) => message.id === protection.assistantId) : -1;
     if (protection && index >= 0) protection.anchorId = merged[index - 1]?.id ?? null;
   }
 
   /** Rule (a close ends the live reply overlay, #2464): the cut-off local copy must not win over later snapshots. */
   unprotect(): void {
-    this.protection = null;
+    this.#protection = null;
   }
 
   /** Rule (the finished reply goes back after its anchor): once its turn ended, it leaves the tail. */
   release(assistantId: string | undefined): void {
-    const protection = this.protection;
+    const protection = this.#protection;
     if (!protection || (assistantId !== undefined && protection.assistantId !== assistantId)) return;
-    this.protection = null;
-    const messages = this.list.messages;
+    this.#protection = null;
+    const messages = this.#list.messages;
     const from = messages.findIndex((message) => message.id === protection.assistantId);
     if (from < 0 || protection.anchorId === undefined) return;
     const next = messages.slice();
@@ -127,13 +130,13 @@ export class ReplyPlacement<M extends UIMessage> {
       const anchor = next.findIndex((candidate) => candidate.id === protection.anchorId);
       next.splice(anchor >= 0 ? anchor + 1 : from, 0, message as M);
     }
-    this.list.messages = next;
+    this.#list.messages = next;
   }
 
   /** Pins the last assistant message as the one a continuation extends. */
   pinLast(): void {
     if (this.pin) return;
-    const last = this.list.messages.at(-1);
+    const last = this.#list.messages.at(-1);
     if (!last || last.role !== "assistant") return;
     this.pin = { id: last.id, toolCallIds: new Set(toolCallIdsOf(last)), bases: new Map() };
   }
@@ -144,12 +147,12 @@ export class ReplyPlacement<M extends UIMessage> {
   }
 
   reset(): void {
-    this.protection = null;
-    this.reseeded.clear();
+    this.#protection = null;
+    this.#reseeded.clear();
   }
 
   finished(messageId: string): void {
-    this.reseeded.delete(messageId);
+    this.#reseeded.delete(messageId);
   }
 
   /**
@@ -167,28 +170,28 @@ export class ReplyPlacement<M extends UIMessage> {
    */
   place(message: M, index?: number): boolean {
     let placed = message;
-    const drop = this.reseeded.get(message.id);
+    const drop = this.#reseeded.get(message.id);
     if (drop !== undefined) {
       placed = { ...message, parts: message.parts.slice(drop) };
     } else if (this.pin && message.role === "assistant") {
-      if (this.mergeIntoPinned(this.pin, message, index)) return false;
+      if (this.#mergeIntoPinned(this.pin, message, index)) return false;
     } else if (index === undefined) {
-      const seeded = this.seededParts(message);
+      const seeded = this.#seededParts(message);
       if (seeded > 0) {
-        this.reseeded.set(message.id, seeded);
-        if (this.reseeded.size > 500) this.reseeded.delete(this.reseeded.keys().next().value as string);
+        this.#reseeded.set(message.id, seeded);
+        if (this.#reseeded.size > 500) this.#reseeded.delete(this.#reseeded.keys().next().value as string);
         placed = { ...message, parts: message.parts.slice(seeded) };
       }
     }
-    if (index !== undefined) this.list.replaceMessage(index, placed);
-    else this.list.pushMessage(placed);
+    if (index !== undefined) this.#list.replaceMessage(index, placed);
+    else this.#list.pushMessage(placed);
     return index === undefined;
   }
 
-  private mergeIntoPinned(pin: Pin<M>, message: M, index: number | undefined): boolean {
+  #mergeIntoPinned(pin: Pin<M>, message: M, index: number | undefined): boolean {
     // A replace of another message (e.g. an output added to an older call) is not the reply.
     if (index !== undefined && message.id !== pin.id) return false;
-    const messages = this.list.messages;
+    const messages = this.#list.messages;
     let target = messages.findIndex((candidate) => candidate.id === pin.id);
     if (target < 0 && pin.toolCallIds.size > 0) {
       // A broadcast renamed the pinned message: find it by its tool calls.
@@ -209,14 +212,14 @@ export class ReplyPlacement<M extends UIMessage> {
         ? { ...pinned.metadata, ...message.metadata }
         : (message.metadata ?? pinned.metadata);
     const parts = pin.resumesText && !continuesPinned ? joinResumedText(base, message.parts) : [...base, ...message.parts];
-    this.list.replaceMessage(target, { ...pinned, ...message, id: pinned.id, metadata, parts });
+    this.#list.replaceMessage(target, { ...pinned, ...message, id: pinned.id, metadata, parts });
     return true;
   }
 
   /** How many leading parts of a new reply are a copy of the assistant before it. */
-  private seededParts(message: M): number {
+  #seededParts(message: M): number {
     if (message.role !== "assistant") return 0;
-    const last = this.list.messages.at(-1);
+    const last = this.#list.messages.at(-1);
     if (!last || last.role !== "assistant" || last.id === message.id || last.parts.length === 0) return 0;
     if (message.parts.length < last.parts.length) return 0;
     return last.parts.every((part, i) => samePart(part, message.parts[i])) ? last.parts.length : 0;

@@ -52,7 +52,7 @@ const MAX_RECORDS = 500;
  * Message ids kept here are the replies a stream end left to settle.
  */
 export class StreamRecords {
-  private readonly records = new Map<string, StreamRecord>();
+  readonly #records = new Map<string, StreamRecord>();
   /** Replies whose turn ended: one still without parts once the chat settles is removed (`AIChatAgent` stores none). */
   endedReplies = new Set<string>();
   /** Replies a replay rebuilt over their shell: repeated text collapses until the chat settles (#1733). */
@@ -69,22 +69,22 @@ export class StreamRecords {
   recoveringTurn: string | null = null;
 
   get(id: string): StreamRecord | undefined {
-    return this.records.get(id);
+    return this.#records.get(id);
   }
 
   /** The record of `id`, created on first use; the oldest records are forgotten past 500. */
   at(id: string): StreamRecord {
-    let record = this.records.get(id);
+    let record = this.#records.get(id);
     if (!record) {
-      this.records.set(id, (record = {}));
-      if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value as string);
+      this.#records.set(id, (record = {}));
+      if (this.#records.size > MAX_RECORDS) this.#records.delete(this.#records.keys().next().value as string);
     }
     return record;
   }
 
   /** Rule (ACKs are per socket): the socket closed; offers this client ACKed itself were for that socket. */
   socketClosed(): void {
-    for (const record of this.records.values()) record.acked = false;
+    for (const record of this.#records.values()) record.acked = false;
   }
 
   /** The transport ACKed `id`: its replay starts from chunk 0 again. */
@@ -102,7 +102,7 @@ export class StreamRecords {
    * another request, this one will never stream on this socket. Its books close as at a cut.
    */
   letGoUnanswered(id: string): boolean {
-    const record = this.records.get(id);
+    const record = this.#records.get(id);
     if (!record?.replayDue || record.early?.length) return false;
     record.replayDue = record.seq = record.openedText = record.replayPending = undefined;
     return true;
@@ -120,7 +120,7 @@ export class StreamRecords {
    * (rule: repeated replay) is none.
    */
   admit<T>(frame: ResponseFrame, raw: T): Array<Admitted<T>> {
-    const record = this.records.get(frame.id);
+    const record = this.#records.get(frame.id);
     const now = () => (this.isRepeatedReplay(frame) ? [] : [{ frame, raw }]);
     if (!record || frame.continuation) return now();
     const early = record.early as Array<Admitted<T>> | undefined;
@@ -144,7 +144,7 @@ export class StreamRecords {
    * Continuation replays are left to the transport's own ledger (#1951).
    */
   isRepeatedReplay(frame: ResponseFrame): boolean {
-    const record = this.records.get(frame.id);
+    const record = this.#records.get(frame.id);
     const highest = record?.seq;
     if (!record || highest === undefined || frame.continuation) return false;
     if (frame.done || frame.error) {
@@ -168,7 +168,7 @@ export class StreamRecords {
    * stopped request; a send or a socket drop ends a watched turn's overlay).
    */
   openTurns(): string[] {
-    return [...this.records].filter(([, record]) => record.stopped || record.replyId !== undefined || record.shown !== undefined).map(([id]) => id);
+    return [...this.#records].filter(([, record]) => record.stopped || record.replyId !== undefined || record.shown !== undefined).map(([id]) => id);
   }
 
   /**
@@ -184,7 +184,7 @@ export class StreamRecords {
    * - its reply streamed without an id: the server stored it under its own (issue 22, 1).
    */
   readBackAtEnd(frame: ResponseFrame): ReadBack {
-    const record = this.records.get(frame.id);
+    const record = this.#records.get(frame.id);
     if (!record) return "none";
     const clear = record.interruptedByClear && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
     const unnamed = record.unnamed && !frame.error;
@@ -246,8 +246,8 @@ export class StreamRecords {
 
   /** A reset forgets what each stream did for the old transcript; reported ends and replay positions stay. */
   reset(): void {
-    for (const [id, record] of this.records) {
-      this.records.set(id, { ...(record.ended ? { ended: true } : {}), ...(record.seq !== undefined ? { seq: record.seq } : {}) });
+    for (const [id, record] of this.#records) {
+      this.#records.set(id, { ...(record.ended ? { ended: true } : {}), ...(record.seq !== undefined ? { seq: record.seq } : {}) });
     }
     this.endedReplies.clear();
     this.unnamedReplies.clear();

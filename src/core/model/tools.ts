@@ -20,7 +20,7 @@ export class ToolBook {
   /** Calls whose `execute` or `onToolCall` is still running. */
   readonly running = new Set<string>();
   /** Calls first seen in another client's turn: that client answers them. */
-  private readonly others = new Set<string>();
+  readonly #others = new Set<string>();
 
   /**
    * Rule (a watching tab never answers): a tool call streamed in another
@@ -30,8 +30,8 @@ export class ToolBook {
   noteOthers(chunk: Record<string, unknown>): void {
     if (chunk.type !== "tool-input-start" && chunk.type !== "tool-input-available") return;
     if (typeof chunk.toolCallId !== "string") return;
-    this.others.add(chunk.toolCallId);
-    if (this.others.size > 500) this.others.delete(this.others.values().next().value as string);
+    this.#others.add(chunk.toolCallId);
+    if (this.#others.size > 500) this.#others.delete(this.#others.values().next().value as string);
   }
 
   /**
@@ -44,7 +44,7 @@ export class ToolBook {
     const runs: ToolRun[] = [];
     for (const part of pendingToolParts(messages)) {
       const id = part.toolCallId;
-      if (this.processed.has(id) || this.results.has(id) || this.others.has(id)) continue;
+      if (this.processed.has(id) || this.results.has(id) || this.#others.has(id)) continue;
       const toolName = getToolName(part);
       const execute = tools?.[toolName]?.execute;
       if (typeof execute === "function") {
@@ -69,7 +69,7 @@ export class ToolBook {
       const name = getToolName(part);
       return (
         !this.processed.has(part.toolCallId) &&
-        !this.others.has(part.toolCallId) &&
+        !this.#others.has(part.toolCallId) &&
         !confirming.includes(name) &&
         typeof tools?.[name]?.execute === "function"
       );
