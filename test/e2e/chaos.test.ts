@@ -69,6 +69,16 @@ function framesNote(lines: readonly string[]): string {
   return `frames (${lines.length}, text deltas in the middle of a stream left out):\n${kept.join("\n")}`;
 }
 
+/** A message list in a note: each message as its role's initial and its id. */
+const idList = (messages: readonly UIMessage[]) => `[${messages.map((m) => `${m.role[0]}:${m.id}`).join(" ")}]`;
+
+/** A received frame in a note: a transcript frame as its message ids (its text would fill the note), others cut at 200 characters. */
+function frameSummary(frame: unknown): string {
+  const { type, messages } = (frame ?? {}) as { type?: unknown; messages?: unknown };
+  if (type === "cf_agent_chat_messages" && Array.isArray(messages)) return `cf_agent_chat_messages ${idList(messages as UIMessage[])}`;
+  return JSON.stringify(frame).slice(0, 200);
+}
+
 /**
  * Records the frames a client sends and receives, for the notes of a failed
  * trial; `note()` lists them, text deltas left out but for the first three
@@ -356,9 +366,12 @@ describe("chaos: many clients", () => {
       const clients = [0, 1, 2].map((i) =>
         openChat(name, {
           body: () => ({ script: scripts[i] }),
-          onFrame: (frame) => void received[i]!.push(`${Math.round(performance.now() - started)} ms <- ${JSON.stringify(frame).slice(0, 200)}`)
+          onFrame: (frame) => void received[i]!.push(`${Math.round(performance.now() - started)} ms <- ${frameSummary(frame)}`)
         })
       );
+      // Each action goes in the acting client's log with what it had on screen, so a note shows what a request carried.
+      const acted = (i: number, action: string, messages: readonly UIMessage[]) =>
+        received[i]!.push(`${Math.round(performance.now() - started)} ms ${action}; on screen ${idList(messages)}`);
       await Promise.all(clients.map(({ chat }) => chat.ready));
       const notes: string[] = [];
       const pending: Array<Promise<unknown>> = [];
@@ -370,6 +383,7 @@ describe("chaos: many clients", () => {
         const { chat } = clients[i]!;
         const action = r.pick(["send", "send", "send", "stop", "regenerate", "clear", "tool"] as const);
         actions.push(`${i}:${action}`);
+        acted(i, action, chat.messages.value);
         switch (action) {
           case "send":
             scripts[i] =
@@ -415,7 +429,10 @@ describe("chaos: many clients", () => {
       let upstream = 0;
       for (const [i, { chat }] of clients.entries()) {
         const outcome = await quiesceAndAudit(chat, () => serverMessages(name), { label: `client ${i}` });
-        if (outcome.lost + outcome.duplicated > 0) outcome.notes.push(`client ${i} ${framesNote(received[i]!)}`);
+        if (outcome.lost + outcome.duplicated > 0) {
+          outcome.notes.push(`client ${i} shows ${idList(chat.messages.value)}; the server holds ${idList(await serverMessages(name))}`);
+          outcome.notes.push(`client ${i} ${framesNote(received[i]!)}`);
+        }
         lost += outcome.lost;
         duplicated += outcome.duplicated;
         upstream = Math.max(upstream, outcome.upstream);
