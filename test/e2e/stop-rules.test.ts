@@ -53,6 +53,13 @@ async function stopAt(chat: Chat, name: string, at: number, label: string, short
   }
 }
 
+/** Runs one round per item, five conversations at a time (each round has its own agent instance). */
+async function inBatches<T>(items: readonly T[], round: (item: T, index: number) => Promise<void>) {
+  for (let start = 0; start < items.length; start += 5) {
+    await Promise.all(items.slice(start, start + 5).map((item, offset) => round(item, start + offset)));
+  }
+}
+
 /** A small seeded generator, so a failing round can be replayed. */
 function seeded(seed: number) {
   let state = seed >>> 0;
@@ -107,14 +114,15 @@ describe("once a stopped turn has ended, the screen is what the server stored (i
     const random = seeded(2102);
     const chunks = 60;
     const short: string[] = [];
-    for (let round = 0; round < 50; round++) {
+    const stops = Array.from({ length: 50 }, () => 1 + random(chunks - 10));
+    await inBatches(stops, async (at, round) => {
       const name = uniqueName(`stopround${round}`);
       const { chat, unmount } = open(name, { body: { script: { chunks, chunkDelayMs: 12 } } });
       await chat.ready;
       void chat.sendMessage({ text: `round ${round}` });
-      await stopAt(chat, name, 1 + random(chunks - 10), `round ${round}`, short);
+      await stopAt(chat, name, at, `round ${round}`, short);
       unmount();
-    }
+    });
     expect(short).toEqual([]);
   }, 240_000);
 
@@ -123,7 +131,8 @@ describe("once a stopped turn has ended, the screen is what the server stored (i
     const chunks = 60;
     const script = { chunks, chunkDelayMs: 15 };
     const short: string[] = [];
-    for (let round = 0; round < 15; round++) {
+    const stops = Array.from({ length: 15 }, () => 10 + random(chunks - 20));
+    await inBatches(stops, async (at, round) => {
       const name = uniqueName(`resumestop${round}`);
       const first = open(name, { body: { script } });
       await first.chat.ready;
@@ -132,9 +141,9 @@ describe("once a stopped turn has ended, the screen is what the server stored (i
       first.unmount();
       const { chat, unmount } = open(name, { body: { script } });
       await vi.waitFor(() => expect(chat.status.value).toBe("streaming"), { timeout: 10_000 });
-      await stopAt(chat, name, 10 + random(chunks - 20), `round ${round}`, short);
+      await stopAt(chat, name, at, `round ${round}`, short);
       unmount();
-    }
+    });
     expect(short).toEqual([]);
   }, 240_000);
 });
