@@ -214,9 +214,7 @@ export class ChatSession<M extends UIMessage> {
       case "message-updated":
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
-        // Rule (a cut is not a failure): nothing runs any more, so the turn a close cut off is over; its reply is read back.
-        if (onResumeNone(m, frame.reason, frame.probeId) && this.#state.error !== undefined && this.#state.error === this.#cutError) this.clearError();
-        return;
+        return onResumeNone(m, frame.reason, frame.probeId);
       case "pending":
         return onPending(m, frame.id, frame.probeId);
       case "resuming":

@@ -20,9 +20,9 @@ export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | und
 /**
  * `cf_agent_stream_resume_none`. Rule (idle proves nothing runs, #1914): only
  * an `idle` answer to a probe of this client's, matched by `probeId`, ends
- * what was held or observed. Returns whether it did.
+ * what was held or observed.
  */
-export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: string | undefined, probeId: string | undefined): boolean {
+export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: string | undefined, probeId: string | undefined): void {
   const c = m.continuation;
   if (c.kind === "cancel-on-start" && c.probeId === probeId) m.continuation = idle;
   const handled = m.io.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
@@ -36,15 +36,13 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
   }
   const answersIdleProbe = m.probes.idleId !== null && probeId === m.probes.idleId;
   if (answersIdleProbe) m.probes.idleId = null;
-  const provesIdle = (handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string";
-  if (provesIdle) {
+  if ((handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string") {
     m.dropObserved(false);
     m.streams.heldTurn = null;
     if (!m.probes.recovering) m.streams.recoveringTurn = null;
     if (m.continuation.kind === "observed") m.continuation = idle;
   }
   m.io.reconcile();
-  return provesIdle;
 }
 
 /**
