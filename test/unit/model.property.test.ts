@@ -1,5 +1,5 @@
 import * as fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { scenario } from "../support/model-commands";
 import { World, violations } from "../support/model-world";
 
@@ -21,14 +21,16 @@ const seed = given && /^\d+$/.test(given) ? Number(given) >>> 0 : full ? Math.fl
 const numRuns = process.env.RUNS && /^\d+$/.test(process.env.RUNS) ? Number(process.env.RUNS) : full ? 200_000 : 5_000;
 
 describe("the chat model under random interleavings", () => {
-  it(`converges on the server's transcript with nothing stuck (seed ${seed}, ${numRuns} runs)`, () => {
+  afterAll(() => World.release());
+
+  it(`converges on the server's transcript with nothing stuck (seed ${seed}, ${numRuns} runs)`, async () => {
     const tally = { runs: 0, excused: 0, open: 0 };
-    const started = Date.now();
-    fc.assert(
-      fc.property(scenario, ({ options, commands }) => {
-        const world = new World(options);
-        for (const command of commands) world.run(command);
-        world.quiesce();
+    const started = performance.now();
+    await fc.assert(
+      fc.asyncProperty(scenario, async ({ options, commands }) => {
+        const world = await World.create(options);
+        for (const command of commands) await world.run(command);
+        await world.quiesce();
         const problems = violations(world);
         if (problems.length > 0) throw new Error(`${problems.join("\n")}\n--- log ---\n${world.log.join("\n")}`);
         tally.runs++;
@@ -41,7 +43,7 @@ describe("the chat model under random interleavings", () => {
     );
     expect(tally.runs).toBe(numRuns);
     console.log(
-      `model: seed ${seed}, ${numRuns} runs in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+      `model: seed ${seed}, ${numRuns} runs in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
         `${tally.excused} converged only up to what the real system does not promise, ${tally.open} only up to an open counterexample ` +
         `(rerun with SEED=${seed} RUNS=${numRuns} npm run test:model)`
     );
