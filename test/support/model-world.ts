@@ -183,6 +183,18 @@ export class World implements WorldPort {
     return this.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
   }
 
+  /** The socket dropped while this client's chat had a response in flight. */
+  private cutMidTurn = false;
+  /** Requests this client sent or resumed: its status follows them. */
+  readonly own = new Set<string>();
+
+  /** Whether the server's last turn of those this client followed as its own failed: only then may its status say "error". */
+  get lastOwnTurnFailed(): boolean {
+    let failed = false;
+    for (const [id, outcome] of this.server.outcomes) if (this.own.has(id)) failed = outcome === "error";
+    return failed;
+  }
+
   /** Replies of requests this client stopped: stop() promises their text stops growing, so they may show less than the server stored. */
   readonly stoppedReplies = new Set<string>();
 
@@ -282,14 +294,16 @@ export class World implements WorldPort {
   private upSent = 0;
   private upTaken = 0;
 
-  /** The socket's `send`: on the open socket, or buffered until it opens (then `false`, as PartySocket says). */
+  /** The socket's `send` (a frame the session serialized, parsed afresh): on the open socket, or buffered until it opens (then `false`, as PartySocket says). */
   clientSend(frame: Record<string, unknown>): boolean {
+    // Turns this client follows as its own: its requests and the streams it resumed.
+    if ((frame.type === "cf_agent_use_chat_request" || frame.type === "cf_agent_stream_resume_ack") && typeof frame.id === "string") this.own.add(frame.id);
     if (this.open) {
       this.upSent++;
-      this.up.push({ conn: this.conn, frame: clone(frame) });
+      this.up.push({ conn: this.conn, frame });
       return true;
     }
-    this.buffered.push(clone(frame));
+    this.buffered.push(frame);
     return false;
   }
 
@@ -564,6 +578,7 @@ export class World implements WorldPort {
     const c = this.inside.model.continuation;
     // The stop's probe gets its answer on the socket that sent it, and nothing asks again.
     if (c.kind === "cancel-on-start" && c.requestId === null) this.gap("stopped-continuation-unnamed");
+    if (this.activeResponse || this.inside.model.local.size > 0) this.cutMidTurn = true;
     this.open = false;
     this.server.disconnected();
     this.down.length = 0;
@@ -607,6 +622,8 @@ export class World implements WorldPort {
         await drain();
       } else break;
     }
+    // Known defect, fixed separately on main (issue 28): a reply a drop interrupted keeps the close's error after it completed.
+    if (this.session.chat.status === "error" && !this.lastOwnTurnFailed && this.cutMidTurn) this.gap("interrupted-reply-keeps-error");
   }
 }
 
@@ -644,6 +661,8 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   const held = idsOf(stored);
   const duplicates = shown.filter((id, index) => shown.indexOf(id) !== index);
   if (duplicates.length > 0) problems.push(`shown twice: ${duplicates.join(", ")}`);
+  const status = world.session.chat.status;
+  const failed = world.lastOwnTurnFailed;
   if (!world.server.toldMe) world.unpromised.add("the server holds a transcript it never sent this client (it sends a client's list as it came)");
   const relaxed = (promisedOnly && world.unpromised.size > 0) || (!strict && world.gaps.size > 0);
   if (relaxed) {
@@ -668,9 +687,10 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   for (const error of world.errors) problems.push(error);
   // One open counterexample leaves a request of this client's hanging.
   if (world.gaps.has("probe-takes-own-request") && !strict) return problems;
-  const status = world.session.chat.status;
   const stuck: Array<[string, unknown, unknown]> = [
-    ["status", status === "ready" || status === "error", true],
+    // The known defect is excused also when held strictly, until main's fix lands (then its entry goes and its runs move to the regressions).
+    ["status", status === "ready" || (status === "error" && (failed || world.gaps.has("interrupted-reply-keeps-error"))), true],
+    ["error", cells.error.value === undefined ? undefined : `${cells.error.value.message} (status ${status})`, status === "error" ? cells.error.value?.message + ` (status ${status})` : undefined],
     ["published status", cells.status.value, status],
     ["observed turn", m.observed.active, false],
     ["clear hold", m.intents.clear, null],
