@@ -52,6 +52,8 @@ export class ChatSession<M extends UIMessage> {
   #resumeOperation: Promise<void> | null = null;
   /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
   #resumeKeptError: Error | undefined;
+  /** The error the transport gave a request a socket close cut off (rule: a cut is not a failure). */
+  #cutError: Error | undefined;
   #continuationTimer: ReturnType<typeof setTimeout> | null = null;
   /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
@@ -96,7 +98,11 @@ export class ChatSession<M extends UIMessage> {
       state: placedChatState(this.#state, (message, index) => placement.place(message, index) && protectUnnamedReply(this.#model, message)),
       transport: this.#transport,
       onData: (part) => this.#settings.onData?.(part),
-      onError: (error) => this.#settings.onError?.(error),
+      onError: (error) => {
+        // The transport ends a request cut by a close with an error once the socket is down: the turn's end went unseen, not wrong.
+        if (!this.#model.link.open) this.#cutError = error;
+        this.#settings.onError?.(error);
+      },
       onFinish: (event) => {
         ownTurnFinished(this.#model, event);
         this.#settings.onFinish?.(event);
@@ -268,7 +274,9 @@ export class ChatSession<M extends UIMessage> {
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
     if (this.#resumeOperation) return this.#resumeOperation;
-    this.#resumeKeptError = this.#state.status === "error" ? this.#state.error : undefined;
+    const error = this.#state.status === "error" ? this.#state.error : undefined;
+    // Rule (a cut is not a failure): a request the close cut off ends as the reconnect finds it, resumed or stored, not as an error.
+    this.#resumeKeptError = error === this.#cutError ? undefined : error;
     const operation: Promise<void> = this.chat.resumeStream(options).finally(() => {
       if (this.#resumeOperation !== operation || this.#disposed) return;
       this.#resumeOperation = null;

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { useAgentChat } from "../../src";
 import { expectedText } from "../fixtures/worker/src/script";
 import { openChat, whenOpen, whenSettled } from "../support/chat";
-import { CHAT_AGENT, agentHost, readLog, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
+import { CHAT_AGENT, agentHost, post, readLog, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
 import { mountComposable } from "../support/mount";
 
 const textParts = (message: UIMessage | undefined) => (message?.parts ?? []).filter((part) => part.type === "text");
@@ -80,6 +80,34 @@ describe("resume", () => {
     unmount();
     client.close();
   });
+});
+
+describe("a socket the server closes mid-reply (issue 28)", () => {
+  for (const tabs of [1, 2]) {
+    it(`the reply ends complete on ${tabs === 1 ? "the sending tab" : "both tabs"}, and the sender's status is ready with no error`, async () => {
+      const name = uniqueName("cut");
+      const chunks = 30;
+      const sender = openChat(name, { body: { script: { chunks, chunkDelayMs: 40 } } });
+      const watcher = tabs === 2 ? openChat(name) : undefined;
+      await sender.chat.ready;
+      await watcher?.chat.ready;
+      void sender.chat.sendMessage({ text: "survive a cut" });
+      await vi.waitFor(() => expect(textOf(sender.chat.messages.value[1]).length).toBeGreaterThanOrEqual(expectedText(8).length), {
+        timeout: 15_000
+      });
+      // The server drops every socket (1011); the client reconnects after its backoff, by when the reply may have ended.
+      expect((await (await post(name, "close-connections", { code: 1011, reason: "cut by test" })).json()).closed).toBe(tabs);
+      expect(textOf(sender.chat.messages.value[1]).length).toBeLessThan(expectedText(chunks).length);
+      for (const chat of [sender.chat, ...(watcher ? [watcher.chat] : [])]) {
+        await vi.waitFor(() => expect(textOf(chat.messages.value[1])).toBe(expectedText(chunks)), { timeout: 20_000 });
+        await whenSettled(chat, 10_000);
+        expect(chat.error.value).toBeUndefined();
+        expectOneCompleteReply(chat.messages.value, chunks);
+      }
+      sender.unmount();
+      watcher?.unmount();
+    });
+  }
 });
 
 describe("stop and local aborts", () => {

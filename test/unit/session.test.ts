@@ -1,0 +1,116 @@
+import type { ChatStatus, UIMessage } from "ai";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Cell } from "../../src/core/chat-state";
+import { ChatSession, type SessionCells } from "../../src/core/session";
+import { FakeSocket, textReply } from "../support/fake-socket";
+import { defaultSettings } from "../support/model-harness";
+
+/**
+ * The session that ships, in Node, at its I/O boundary: the real `AbstractChat`,
+ * upstream's `WebSocketChatTransport` and the publishing state, over a scripted
+ * socket and a transcript reader the test answers.
+ */
+
+const cell = <T>(value: T): Cell<T> => ({ value });
+
+function cells(): SessionCells<UIMessage> {
+  return {
+    messages: cell<UIMessage[]>([]),
+    status: cell<ChatStatus>("ready"),
+    error: cell<Error | undefined>(undefined),
+    serverStreaming: cell(false),
+    recovering: cell(false),
+    toolContinuation: cell(false),
+    connectionError: cell<Error | null>(null),
+    connection: cell<"connecting" | "open" | "closed">("connecting"),
+    loading: cell(true),
+    runningToolCalls: cell<ReadonlySet<string>>(new Set()),
+    queued: cell<UIMessage[]>([])
+  };
+}
+
+const sessions: Array<ChatSession<UIMessage>> = [];
+afterEach(() => {
+  for (const session of sessions.splice(0)) session.dispose();
+});
+
+function start(stored: () => UIMessage[] = () => []) {
+  const socket = new FakeSocket();
+  const out = cells();
+  const session = new ChatSession<UIMessage>({
+    socket,
+    ownsSocket: false,
+    chatId: "fake-agent/room",
+    label: "fake-agent/room",
+    cells: out,
+    settings: () => defaultSettings(),
+    chatInit: {},
+    throttleMs: 0,
+    initialMessages: [],
+    loadOnOpen: async () => stored(),
+    readStored: async () => stored(),
+    partyKey: () => socket._pk
+  });
+  sessions.push(session);
+  return { socket, out, session };
+}
+
+const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_request");
+const text = (message: UIMessage | undefined) =>
+  (message?.parts ?? []).map((part) => (part.type === "text" ? part.text : "")).join("");
+
+describe("the shipped session at its I/O boundary", () => {
+  it("a reply the socket cut, which the server finished while this client reconnected, ends ready, not 'WebSocket closed mid-stream' (issue 28)", async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "q" }] };
+    const answer: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "one two three" }] };
+    let stored: UIMessage[] = [];
+    const { socket, out, session } = start(() => stored);
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await session.ready;
+    const sent = session.sendMessage({ text: "q" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    const chunks = textReply("a1", ["one ", "two ", "three"]);
+    chunks.slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
+    socket.drop();
+    await vi.waitFor(() => expect(out.status.value).toBe("error"));
+    expect(out.error.value?.message).toBe("WebSocket closed mid-stream");
+    await sent;
+    // The server finished the turn while this client was away: the probe finds nothing, the transcript has the reply.
+    stored = [{ ...question, id: (out.messages.value[0] as UIMessage).id }, answer];
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    socket.push({ type: "cf_agent_chat_messages", messages: stored });
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two three"));
+    await vi.waitFor(() => expect(out.status.value).toBe("ready"));
+    expect(out.error.value).toBeUndefined();
+    expect(out.messages.value.map((message) => message.id)).toEqual(stored.map((message) => message.id));
+  });
+
+  it("a turn the server failed, then a reconnect whose probe finds nothing: the server's error stays until cleared (issue 21, 5)", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { socket, out, session } = start();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await session.ready;
+    void session.sendMessage({ text: "q" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    socket.chunk(id, { type: "start", messageId: "a1" });
+    socket.push({ type: "cf_agent_use_chat_response", id, body: "model exploded", done: true, error: true });
+    await vi.waitFor(() => expect(out.status.value).toBe("error"));
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(session.chat.status).toBe("error"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(out.status.value).toBe("error");
+    expect(out.error.value?.message).toBe("model exploded");
+  });
+});
