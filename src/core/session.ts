@@ -485,6 +485,14 @@ export class ChatSession<M extends UIMessage> {
       this.#flushOutbox();
     }
     collapseReplays(m);
+    // Rule (a cut is not a failure), also without resume: once the reopened socket settled what the close cut
+    // off (the idle probe answered, the turn it found followed to its end), the close's error goes.
+    if (status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError && m.link.open && !this.#resumeOperation) {
+      if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
+        this.#cutError = undefined;
+        this.chat.clearError();
+      }
+    }
     if (settledChat) {
       m.tools.prune(this.#state.messages);
       if (!this.#resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;

@@ -183,8 +183,6 @@ export class World implements WorldPort {
     return this.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
   }
 
-  /** The socket dropped while this client's chat had a response in flight. */
-  private cutMidTurn = false;
   /** Requests this client sent or resumed: its status follows them. */
   readonly own = new Set<string>();
 
@@ -585,7 +583,6 @@ export class World implements WorldPort {
     const c = this.inside.model.continuation;
     // The stop's probe gets its answer on the socket that sent it, and nothing asks again.
     if (c.kind === "cancel-on-start" && c.requestId === null) this.gap("stopped-continuation-unnamed");
-    if (this.activeResponse || this.inside.model.local.size > 0) this.cutMidTurn = true;
     this.open = false;
     this.server.disconnected();
     this.down.length = 0;
@@ -629,8 +626,6 @@ export class World implements WorldPort {
         await drain();
       } else break;
     }
-    // Known defect, fixed separately on main (issue 28): a reply a drop interrupted keeps the close's error after it completed.
-    if (this.session.chat.status === "error" && !this.lastOwnTurnFailed && this.cutMidTurn) this.gap("interrupted-reply-keeps-error");
   }
 }
 
@@ -695,8 +690,8 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   // One open counterexample leaves a request of this client's hanging.
   if (world.gaps.has("probe-takes-own-request") && !strict) return problems;
   const stuck: Array<[string, unknown, unknown]> = [
-    // The known defect is excused also when held strictly, until main's fix lands (then its entry goes and its runs move to the regressions).
-    ["status", status === "ready" || (status === "error" && (failed || world.gaps.has("interrupted-reply-keeps-error"))), true],
+    // A reply a socket drop interrupted, which then completed (resumed, followed again, or read back), is not an error.
+    ["status", status === "ready" || (status === "error" && failed), true],
     ["error", cells.error.value === undefined ? undefined : `${cells.error.value.message} (status ${status})`, status === "error" ? cells.error.value?.message + ` (status ${status})` : undefined],
     ["published status", cells.status.value, status],
     ["observed turn", m.observed.active, false],

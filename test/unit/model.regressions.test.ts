@@ -223,4 +223,15 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(await play("send, up, turn, turn, deliver 1, regenerate, send"))).toEqual([]);
     expect(strictly(await play("send, up, turn, turn, send, deliver 1, setMessages 758, send"))).toEqual([]);
   });
+
+  it("Rule (a cut is not a failure): without resume, a reply a socket drop cut off ends ready once the reopened socket found it (followed to its end or read back)", async () => {
+    // Found by the status invariant the property test gained when it began to drive the shipped session (issue 28): the
+    // status stayed "error" with "WebSocket closed mid-stream" next to the complete reply.
+    for (const steps of ["send, cut", "send, up, turn, turn, deliver 2, cut"]) {
+      const world = await play(steps);
+      expect(strictly(world)).toEqual([]);
+      expect(world.server.stored.map((message) => message.role)).toEqual(["user", "assistant"]);
+      expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
+    }
+  });
 });

@@ -55,8 +55,6 @@ export class WorldError extends Error {}
  * pins each, so a fix shows as a failing test to move into the regressions.
  */
 export const GAPS = {
-  "interrupted-reply-keeps-error":
-    "temporary, a defect of this client being fixed on main (issue 28): after a socket drop interrupted a response of this client's, its status stays \"error\" although the last turn it sent or resumed completed: the interrupted reply completes (resumed, or followed again as the server's running turn) and the close's \"WebSocket closed mid-stream\" stays, or a resume after the drop took another tab's turn that failed and this client's own request, followed as an observed turn, then completed",
   "stopped-continuation-unnamed":
     "stop() right after a tool output, before the continuation started, while another turn still streams: the server answers the stop's probe with that running turn (it names the active stream before a pending continuation), so the client never learns the continuation's id; the continuation runs to its end uncancelled and the stop's cancel-on-start stays. The same when a socket drop loses the probe's answer: nothing asks again",
   "rewrite-during-own-request":
