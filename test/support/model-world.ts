@@ -3,6 +3,7 @@ import { httpAddressOf, messagesUrl } from "../../src/core/address";
 import type { AgentSocket, ConnectionStatus } from "../../src/core/connection";
 import { decodeSocketFrame } from "../../src/core/frames";
 import { fetchTranscript } from "../../src/core/load";
+import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
 import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
 import { defaultSettings } from "./model-harness";
@@ -76,6 +77,7 @@ const PROMPT_TIMER_MS = 100;
 const clock = new WorldClock();
 const realRandom = Math.random;
 const realFetch = globalThis.fetch;
+const realConsoleError = console.error;
 const realSetImmediate = setImmediate;
 /** Lets every promise continuation queued so far run (a macrotask the world does not fake). */
 const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
@@ -229,6 +231,8 @@ export class World implements WorldPort {
     clock.reset();
     Math.random = generator(options.seed ^ 0x5bd1e995);
     globalThis.fetch = ((input: RequestInfo | URL) => current!.fetch(String(input))) as typeof fetch;
+    // The session reports what it could not apply on the console: a run that does is a failure.
+    console.error = (...args: unknown[]) => void current?.errors.push(`console.error: ${args.map(String).join(" ")}`);
     const world = new World(options);
     current = world;
     await drain();
@@ -244,6 +248,7 @@ export class World implements WorldPort {
     clock.uninstall();
     Math.random = realRandom;
     globalThis.fetch = realFetch;
+    console.error = realConsoleError;
   }
 
   private constructor(readonly options: WorldOptions & { seed: number; trace?: boolean }) {
@@ -374,13 +379,6 @@ export class World implements WorldPort {
     }
   }
 
-  /** A regenerate, an edit or setMessages while this client's own request streams (see `GAPS`). */
-  private rewriteDuringOwnRequest(): void {
-    const status = this.session.chat.status;
-    const streams = status === "submitted" || status === "streaming";
-    if (process.env.KEEP_RDOR && this.activeResponse && streams && !this.inside.transport.isAwaitingResume()) this.gap("rewrite-during-own-request");
-  }
-
   private async apply(command: Command): Promise<void> {
     const session = this.session;
     const server = this.server;
@@ -402,13 +400,11 @@ export class World implements WorldPort {
       }
       case "regenerate":
         if (this.messages.length === 0) return;
-        this.rewriteDuringOwnRequest();
         return this.call("regenerate", () => session.regenerate());
       case "edit": {
         const users = this.messages.filter((message) => message.role === "user");
         const target = users[command.pick % Math.max(users.length, 1)];
         if (!target) return;
-        this.rewriteDuringOwnRequest();
         const edited = { id: target.id, role: "user" as const, parts: [{ type: "text" as const, text: `edited ${this.ids++}` }], messageId: target.id };
         return this.call("sendMessage (edit)", () => session.sendMessage(edited));
       }
@@ -417,7 +413,6 @@ export class World implements WorldPort {
         return this.clearing(() => session.clearHistory());
       case "setMessages": {
         const messages = this.messages;
-        this.rewriteDuringOwnRequest();
         this.replaces++;
         return this.call("setMessages", () => session.setMessages(clone(messages.slice(0, command.pick % (messages.length + 1)))));
       }
@@ -713,6 +708,9 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     ["resume running", world.inside.resuming, false],
     ["active response", world.activeResponse !== undefined, false],
     ["isServerStreaming", cells.serverStreaming.value, false],
+    // `isStreaming` as `useAgentChat` derives it from the cells.
+    ["isStreaming", status === "streaming" || hasPendingClientToolCalls(cells.messages.value, cells.runningToolCalls.value, world.settings.tools, world.settings.toolsRequiringConfirmation), false],
+    ["running tool calls", cells.runningToolCalls.value.size, 0],
     ["isToolContinuation", cells.toolContinuation.value, false],
     ["isRecovering", cells.recovering.value, false],
     ["isLoading", cells.loading.value, false],

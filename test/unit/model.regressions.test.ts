@@ -218,7 +218,7 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(await play(steps, { load: true }))).toEqual([]);
   });
 
-  it("Rule (a send retires with its request): a regenerate or setMessages while this client's own request streams converges through the shipped AI SDK chat", async () => {
+  it("The shipped AI SDK chat: a regenerate or setMessages while this client's own request streams converges (a limitation of the mirror only)", async () => {
     // Pinned as the rewrite-during-own-request limitation while the world drove a mirror of the session; the real AbstractChat and transport converge.
     expect(strictly(await play("send, up, turn, turn, deliver 1, regenerate, send"))).toEqual([]);
     expect(strictly(await play("send, up, turn, turn, send, deliver 1, setMessages 758, send"))).toEqual([]);

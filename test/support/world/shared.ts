@@ -57,8 +57,6 @@ export class WorldError extends Error {}
 export const GAPS = {
   "stopped-continuation-unnamed":
     "stop() right after a tool output, before the continuation started, while another turn still streams: the server answers the stop's probe with that running turn (it names the active stream before a pending continuation), so the client never learns the continuation's id; the continuation runs to its end uncancelled and the stop's cancel-on-start stays. The same when a socket drop loses the probe's answer: nothing asks again",
-  "rewrite-during-own-request":
-    "a regenerate, an edit or setMessages while a request of this client's still streams: the AI SDK cuts the transcript but the earlier request keeps writing its reply back, and the server appends replies in the order turns end; as the sender gets no broadcast of its own turns, nothing corrects the order or the extra copy",
   "reply-under-own-id":
     "a reply is built under an id of this client's own, which no server message has: an observed stream joined after its start chunk (stop() cancelled the resume stream that had ACKed it, a clear then reset its record so its replay was ignored, and its live chunks kept coming), or a continuation, observed or this client's, that finds no message to extend (another tab's setMessages sent a list without it, which the server keeps; or the clear's read removed it); continuation starts carry no message id, so the stored copy shows next to it, or is replaced by it",
   "probe-takes-own-request":
