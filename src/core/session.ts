@@ -22,6 +22,14 @@ export { warnDeprecated } from "./diagnostics";
 
 type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>[0];
 
+/** What `ChatSession.inspect` shows of a session (internal, for tests). */
+export interface SessionInternals<M extends UIMessage> {
+  readonly model: ChatModel<M>;
+  readonly transport: WebSocketChatTransport<M>;
+  /** An AI SDK resume runs. */
+  readonly resuming: boolean;
+}
+
 /** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
 const probeIds = createIdGenerator({ size: 21 });
 /**
@@ -113,6 +121,20 @@ export class ChatSession<M extends UIMessage> {
     this.#reads = new TranscriptReads(config, this.#model, this.#state, () => this.#disposed);
     this.#openedBeforeChat = this.#bridge.isOpen;
     if (this.#openedBeforeChat) this.#onSocketOpen();
+  }
+
+  /**
+   * The rules' state behind a session, for the model's simulation test (`test/support/model-world.ts`), which holds
+   * it to its invariants at quiescence. Internal: read it, never write it.
+   */
+  static inspect<M extends UIMessage>(session: ChatSession<M>): SessionInternals<M> {
+    return {
+      model: session.#model,
+      transport: session.#transport,
+      get resuming() {
+        return session.#resumeOperation !== null;
+      }
+    };
   }
 
   get #settings(): SessionSettings<M> {
@@ -463,6 +485,14 @@ export class ChatSession<M extends UIMessage> {
       this.#flushOutbox();
     }
     collapseReplays(m);
+    // Rule (a cut is not a failure), also without resume: once the reopened socket settled what the close cut
+    // off (the idle probe answered, the turn it found followed to its end), the close's error goes.
+    if (status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError && m.link.open && !this.#resumeOperation) {
+      if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
+        this.#cutError = undefined;
+        this.chat.clearError();
+      }
+    }
     if (settledChat) {
       m.tools.prune(this.#state.messages);
       if (!this.#resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;

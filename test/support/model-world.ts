@@ -1,28 +1,38 @@
+import type { ChatStatus } from "ai";
+import { httpAddressOf, messagesUrl } from "../../src/core/address";
+import type { AgentSocket, ConnectionStatus } from "../../src/core/connection";
 import { decodeSocketFrame } from "../../src/core/frames";
+import { fetchTranscript } from "../../src/core/load";
+import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
-import { readAnswered } from "../../src/core/model/transcript-rules";
+import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
+import { defaultSettings } from "./model-harness";
 import { type Down, SimAgent } from "./world/agent";
-import { SimClient } from "./world/client";
+import { WorldClock } from "./world/clock";
 import { type Command, GAPS, type M, WorldError, type WorldOptions, type WorldPort, clone } from "./world/shared";
 
 export { type Command, GAPS, type WorldOptions, WorldError } from "./world/shared";
 
 /**
- * A whole conversation in one synchronous process, for the model's property
- * test: a simulated `AIChatAgent` (stored transcript, serialized turns,
- * broadcasts, resumable streams, the resume handshake), the network between it
- * and this client (one ordered frame channel each way, transcript reads on
- * another connection), other clients reduced to what they make the server do,
- * and this client: a simulated AI SDK chat and transport, under a mirror of
- * `src/core/session.ts` that routes every event into the model's rules.
+ * A whole conversation in one process, for the model's property test: a
+ * simulated `AIChatAgent` (`world/agent.ts`: stored transcript, serialized
+ * turns, broadcasts, resumable streams, the resume handshake), the network
+ * between it and this client (one ordered frame channel each way, transcript
+ * reads on another connection), other clients reduced to what they make the
+ * server do, and this client: the shipped `ChatSession` (the real AI SDK
+ * `AbstractChat`, upstream's `WebSocketChatTransport`, `PublishingChatState`),
+ * constructed as `useAgentChat` constructs it, at its I/O boundary. The world
+ * owns every source of nondeterminism: the socket (frames in, frames out, open
+ * and close), `fetch` (transcript reads it answers when it chooses), the clock
+ * (`world/clock.ts`: every timer fires when the world says) and `Math.random`
+ * (seeded per run).
  *
  * Each `Command` is one task (a socket frame, a read answer, a user action, a
- * timer); promise continuations and queued microtasks run after it, in order.
+ * timer); the promise continuations it starts run to the end before the next
+ * one (the world awaits a real `setImmediate`).
  */
 
 // ─── The world ─────────────────────────────────────────────────────────
-
-
 
 interface OpenRead {
   read: TranscriptRead;
@@ -37,11 +47,7 @@ interface OpenRead {
   behind: number;
   /** The stored transcript when the server answered; undefined while the request travels. */
   answer: M[] | undefined;
-}
-
-interface Timer {
-  name: string;
-  run: () => void;
+  respond: (response: Response) => void;
 }
 
 /** What this client's user sent, to tell a lost message from one a clear or rewrite removed. */
@@ -63,18 +69,83 @@ function generator(seed: number): () => number {
   };
 }
 
+/** Timers due within this long (ms) fire on a `timer` step; later ones (a probe's timeout) only once nothing else happens. */
+const SHORT_TIMER_MS = 1_000;
+/** Timers due within this long fire before anything else at quiescence (a throttle, a delta run, a batch, a launch). */
+const PROMPT_TIMER_MS = 100;
+
+const clock = new WorldClock();
+const realRandom = Math.random;
+const realFetch = globalThis.fetch;
+const realConsoleError = console.error;
+const realSetImmediate = setImmediate;
+/** Lets every promise continuation queued so far run (a macrotask the world does not fake). */
+const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
+let current: World | null = null;
+
+/** The socket the session is handed, as `AgentClient` looks to it: the world opens and closes it and delivers its frames. */
+class WorldSocket implements AgentSocket {
+  readyState = 0;
+  /** Where the socket points: the address transcript reads go to (`httpAddressOf`). */
+  readonly _pkurl = "ws://world.test/agents/chat-agent/default";
+  readonly _pk = "world";
+  readonly agent = "chat-agent";
+  readonly name = "default";
+  readonly #listeners = new Map<string, Set<(event: MessageEvent) => void>>();
+
+  constructor(private readonly world: World) {}
+
+  send(data: string): boolean {
+    return this.world.clientSend(JSON.parse(data) as Record<string, unknown>);
+  }
+
+  addEventListener(type: string, listener: (event: MessageEvent) => void): void {
+    let set = this.#listeners.get(type);
+    if (!set) this.#listeners.set(type, (set = new Set()));
+    set.add(listener);
+  }
+
+  removeEventListener(type: string, listener: (event: MessageEvent) => void): void {
+    this.#listeners.get(type)?.delete(listener);
+  }
+
+  emit(type: string, event: unknown): void {
+    for (const listener of Array.from(this.#listeners.get(type) ?? [])) listener(event as MessageEvent);
+  }
+}
+
+function sessionCells(): SessionCells<M> {
+  return {
+    messages: { value: [] },
+    status: { value: "ready" as ChatStatus },
+    error: { value: undefined },
+    serverStreaming: { value: false },
+    recovering: { value: false },
+    toolContinuation: { value: false },
+    connectionError: { value: null },
+    connection: { value: "connecting" as ConnectionStatus },
+    loading: { value: false },
+    runningToolCalls: { value: new Set<string>() },
+    queued: { value: [] }
+  };
+}
+
 export class World implements WorldPort {
   readonly down: Down[] = [];
   readonly up: Array<{ conn: number; frame: Record<string, unknown> }> = [];
   /** Frames sent while the socket was closed: PartySocket sends them once it opens. */
   private readonly buffered: Array<Record<string, unknown>> = [];
   readonly reads: OpenRead[] = [];
-  readonly timers: Timer[] = [];
-  private readonly microtasks: Array<() => void> = [];
   readonly server: SimAgent;
-  readonly client: SimClient;
+  readonly socket: WorldSocket;
+  readonly cells = sessionCells();
+  readonly session: ChatSession<M>;
+  /** The rules' state behind the session (read only). */
+  readonly inside: SessionInternals<M>;
   readonly sent: SentRecord[] = [];
   readonly log: string[] = [];
+  /** Errors the session's public calls rejected with, or logged (a frame that failed to apply). */
+  readonly errors: string[] = [];
   /**
    * Why this client's transcript need not match the server's now: what the
    * real system does not promise. A later transcript frame carrying the
@@ -83,20 +154,52 @@ export class World implements WorldPort {
   readonly unpromised = new Set<string>();
   /** Open counterexamples the lead decides on (see `GAPS`): a run that hits one is not held to convergence. */
   readonly gaps = new Set<string>();
+  /** The options the session reads, as `useAgentChat` defaults them. */
+  readonly settings: SessionSettings<M>;
+  /** The last transcript read the session made, and whether it is the first load. */
+  private lastRead: TranscriptRead | null = null;
+  private readingFirst = false;
 
   gap(name: keyof typeof GAPS): void {
     this.gaps.add(name);
   }
 
+  /** The session's working transcript (what the AI SDK chat holds). */
+  get messages(): M[] {
+    return this.session.chat.messages;
+  }
+
+  /** The AI SDK chat's response in flight (a request, or a resume waiting for or reading its stream). */
+  get activeResponse(): { state: { message: M } } | undefined {
+    return (this.session.chat as unknown as { activeResponse?: { state: { message: M } } }).activeResponse;
+  }
+
   /** Another tab's list from before this client's clear writes back what the clear removed (see `GAPS`). */
   private writesBackCleared(list: readonly M[]): void {
-    const held = this.client.model.intents.clear?.cleared;
+    const held = this.inside.model.intents.clear?.cleared;
     if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
   }
 
   /** Whether this client shows the message, or a frame on its way brings it. */
   mayShow(id: string): boolean {
-    return this.client.list.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
+    return this.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
+  }
+
+  /** Requests this client sent or resumed: its status follows them. */
+  readonly own = new Set<string>();
+
+  /**
+   * Whether a turn this client followed as its own failed on the server and no turn it started later completed:
+   * only then may its status say "error" (a stop or a skipped turn leaves an earlier failure standing).
+   */
+  get lastOwnTurnFailed(): boolean {
+    let failed = false;
+    for (const id of this.own) {
+      const outcome = this.server.outcomes.get(id);
+      if (outcome === "error") failed = true;
+      else if (outcome === "completed") failed = false;
+    }
+    return failed;
   }
 
   /** Replies of requests this client stopped: stop() promises their text stops growing, so they may show less than the server stored. */
@@ -120,12 +223,68 @@ export class World implements WorldPort {
   private shapes = 0;
   private readonly random: () => number;
 
-  constructor(readonly options: WorldOptions & { seed: number; trace?: boolean }) {
+  /** A new world with this client's session constructed and its socket open; the previous world's session is disposed. */
+  static async create(options: WorldOptions & { seed: number; trace?: boolean }): Promise<World> {
+    current?.session.dispose();
+    current = null;
+    clock.install();
+    clock.reset();
+    Math.random = generator(options.seed ^ 0x5bd1e995);
+    globalThis.fetch = ((input: RequestInfo | URL) => current!.fetch(String(input))) as typeof fetch;
+    // The session reports what it could not apply on the console: a run that does is a failure.
+    console.error = (...args: unknown[]) => void current?.errors.push(`console.error: ${args.map(String).join(" ")}`);
+    const world = new World(options);
+    current = world;
+    await drain();
+    await world.run({ kind: "reopen" }, false);
+    return world;
+  }
+
+  /** Disposes the last world's session and gives the process its clock, `fetch` and `Math.random` back. */
+  static async release(): Promise<void> {
+    current?.session.dispose();
+    current = null;
+    await drain();
+    clock.uninstall();
+    Math.random = realRandom;
+    globalThis.fetch = realFetch;
+    console.error = realConsoleError;
+  }
+
+  private constructor(readonly options: WorldOptions & { seed: number; trace?: boolean }) {
     this.random = generator(options.seed);
+    this.settings = defaultSettings<M>({ resume: options.resume, autoContinueAfterToolResult: options.autoContinue });
     this.server = new SimAgent(this, this.down);
-    this.client = new SimClient(this, options);
-    this.reopen();
-    this.settle();
+    this.socket = new WorldSocket(this);
+    const socket = this.socket;
+    const label = `${socket.agent}/${socket.name}`;
+    // The readers `useAgentChat` builds for a socket it owns: the default `/get-messages` read through `fetch`.
+    const reader = (first: boolean) => () => {
+      this.readingFirst = first;
+      const address = httpAddressOf(socket);
+      return address ? fetchTranscript<M>(messagesUrl(address), {}, label) : Promise.resolve([]);
+    };
+    this.session = new ChatSession<M>({
+      socket,
+      ownsSocket: true,
+      chatId: `${socket.agent}/${socket.name}|world`,
+      label,
+      cells: this.cells,
+      settings: () => this.settings,
+      chatInit: { generateId: () => this.newId("g") },
+      throttleMs: 50,
+      initialMessages: [],
+      loadOnOpen: options.load ? reader(true) : undefined,
+      readStored: reader(false),
+      agentKey: `world-${options.seed}`,
+      canRead: () => httpAddressOf(socket) !== null,
+      partyKey: () => socket._pk
+    });
+    this.inside = ChatSession.inspect(this.session);
+    // The world names each read the session makes by the record the rules keep of it.
+    const base = this.inside.model.base;
+    const read = base.read.bind(base);
+    base.read = (always, attempt) => (this.lastRead = read(always, attempt));
   }
 
   newId(prefix: string): string {
@@ -141,41 +300,30 @@ export class World implements WorldPort {
     return shapes.length > 0 ? shapes[this.shapes++ % shapes.length]! : Math.floor(this.random() * 8);
   }
 
-  microtask(run: () => void): void {
-    this.microtasks.push(run);
-  }
-
-  /** A zero-delay timer (a task); `late`: a timeout of seconds, which fires only once nothing else happens. */
-  setTimer(name: string, run: () => void, late = false): () => void {
-    (late ? this.lateTimers : this.timers).push({ name, run });
-    return run;
-  }
-
-  clearTimer(handle: () => void): void {
-    for (const timers of [this.timers, this.lateTimers]) {
-      const index = timers.findIndex((timer) => timer.run === handle);
-      if (index >= 0) timers.splice(index, 1);
-    }
-  }
-
-  readonly lateTimers: Timer[] = [];
-
   /** Frames this client sent, and how many of them the server took. */
   private upSent = 0;
   private upTaken = 0;
 
+  /** The socket's `send` (a frame the session serialized, parsed afresh): on the open socket, or buffered until it opens (then `false`, as PartySocket says). */
   clientSend(frame: Record<string, unknown>): boolean {
+    // Turns this client follows as its own: its requests and the streams it resumed.
+    if ((frame.type === "cf_agent_use_chat_request" || frame.type === "cf_agent_stream_resume_ack") && typeof frame.id === "string") this.own.add(frame.id);
     if (this.open) {
       this.upSent++;
-      this.up.push({ conn: this.conn, frame: clone(frame) });
+      this.up.push({ conn: this.conn, frame });
       return true;
     }
-    this.buffered.push(clone(frame));
+    this.buffered.push(frame);
     return false;
   }
 
-  startRead(read: TranscriptRead, first: boolean): void {
-    this.reads.push({ read, first, answer: undefined, after: this.upSent, behind: 0 });
+  /** The fake `fetch`: a transcript read that travels until the world serves and answers it. */
+  private fetch(url: string): Promise<Response> {
+    if (!url.endsWith("/get-messages") || !this.lastRead) throw new WorldError(`the session fetched ${url}`);
+    return new Promise<Response>((respond) => {
+      this.reads.push({ read: this.lastRead!, first: this.readingFirst, answer: undefined, after: this.upSent, behind: 0, respond });
+      this.readingFirst = false;
+    });
   }
 
   /** A read the server can answer now. */
@@ -193,75 +341,85 @@ export class World implements WorldPort {
     return this.server.framesSent - this.down.length;
   }
 
-  droppedByReset(id: string): void {
-    const record = this.sent.find((entry) => entry.id === id);
-    if (record) record.dropped = true;
+  /** Queued sends a clear drops settle unsent: they are not lost. */
+  private async clearing(run: () => void): Promise<void> {
+    const queued = this.inside.model.intents.queued.map((entry) => entry.message.id);
+    run();
+    await drain();
+    const still = new Set(this.inside.model.intents.queued.map((entry) => entry.message.id));
+    for (const id of queued) {
+      const record = this.sent.find((entry) => entry.id === id);
+      if (record && !still.has(id)) record.dropped = true;
+    }
   }
 
-  /** Runs the microtasks the last task queued, in order. */
-  settle(): void {
-    let budget = 100_000;
-    while (this.microtasks.length > 0) {
-      if (--budget === 0) throw new WorldError("microtasks never settle");
-      this.microtasks.shift()!();
+  /** A public call of the session: a rejection is recorded, never lost. */
+  private call(name: string, run: () => Promise<unknown> | unknown): void {
+    try {
+      const result = run();
+      if (result instanceof Promise) result.catch((error: unknown) => this.errors.push(`${name} rejected: ${String(error)}`));
+    } catch (error) {
+      this.errors.push(`${name} threw: ${String(error)}`);
     }
   }
 
   // ── Tasks ──
 
-  run(command: Command): void {
-    this.log.push(JSON.stringify(command));
-    this.apply(command);
-    this.settle();
+  async run(command: Command, record = true): Promise<void> {
+    if (record) this.log.push(JSON.stringify(command));
+    await this.apply(command);
+    await drain();
     // A reply under an id the AI SDK or the observer made up: no server message has it.
-    if (this.client.list.messages.some((message) => message.role === "assistant" && message.id.startsWith("g") && message.parts.length > 0)) this.gap("reply-under-own-id");
+    if (this.messages.some((message) => message.role === "assistant" && message.id.startsWith("g") && message.parts.length > 0)) this.gap("reply-under-own-id");
     if (this.options.trace) {
-      const m = this.client.model;
+      const m = this.inside.model;
       this.log.push(
-        `    screen [${idsOf(this.client.list.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.client.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${[...this.client.local].join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
+        `    screen [${idsOf(this.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.session.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${[...m.local].join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
       );
     }
   }
 
-  private apply(command: Command): void {
-    const client = this.client;
+  private async apply(command: Command): Promise<void> {
+    const session = this.session;
     const server = this.server;
     switch (command.kind) {
       case "send": {
         const message: M = { id: this.newId("u"), role: "user", parts: [{ type: "text", text: `hello ${this.ids}` }] };
         this.sent.push({ id: message.id, dropped: false });
-        client.sendMessage(message);
-        return;
+        return this.call("sendMessage", () => session.sendMessage(message));
       }
-      case "stop":
-        for (const id of client.local) {
-          const reply = client.model.streams.get(id)?.replyId;
+      case "stop": {
+        const m = this.inside.model;
+        for (const id of m.local) {
+          const reply = m.streams.get(id)?.replyId;
           if (reply !== undefined) this.stoppedReplies.add(reply);
         }
-        if (client.chat.activeResponse) this.stoppedReplies.add(client.chat.activeResponse.state.message.id);
-        return client.stop();
+        const active = this.activeResponse?.state.message.id;
+        if (active) this.stoppedReplies.add(active);
+        return this.call("stop", () => session.stop());
+      }
       case "regenerate":
-        if (client.list.messages.length > 0) client.regenerate();
-        return;
+        if (this.messages.length === 0) return;
+        return this.call("regenerate", () => session.regenerate());
       case "edit": {
-        const users = client.list.messages.filter((message) => message.role === "user");
+        const users = this.messages.filter((message) => message.role === "user");
         const target = users[command.pick % Math.max(users.length, 1)];
-        if (target) client.sendMessage({ id: target.id, role: "user", parts: [{ type: "text", text: `edited ${this.ids++}` }], messageId: target.id });
-        return;
+        if (!target) return;
+        const edited = { id: target.id, role: "user" as const, parts: [{ type: "text" as const, text: `edited ${this.ids++}` }], messageId: target.id };
+        return this.call("sendMessage (edit)", () => session.sendMessage(edited));
       }
       case "clear":
         this.clears.push(!this.open);
-        return client.clearHistory();
+        return this.clearing(() => session.clearHistory());
       case "setMessages": {
-        const messages = client.list.messages;
-        if (client.chat.activeResponse && !client.chat.activeResponse.ended) this.gap("rewrite-during-own-request");
+        const messages = this.messages;
         this.replaces++;
-        return client.setMessages(clone(messages.slice(0, command.pick % (messages.length + 1))));
+        return this.call("setMessages", () => session.setMessages(clone(messages.slice(0, command.pick % (messages.length + 1)))));
       }
       case "toolOutput": {
-        const calls = pendingCalls(client.list.messages).filter((id) => !client.model.tools.results.has(id));
+        const calls = pendingCalls(this.messages).filter((id) => !this.inside.model.tools.results.has(id));
         const toolCallId = calls[command.pick % Math.max(calls.length, 1)];
-        if (toolCallId) client.tools.addToolOutput({ toolCallId, toolName: "ask", output: { answer: toolCallId } });
+        if (toolCallId) this.call("addToolOutput", () => session.tools.addToolOutput({ toolCallId, toolName: "ask", output: { answer: toolCallId } }));
         return;
       }
       case "otherSend": {
@@ -319,10 +477,10 @@ export class World implements WorldPort {
         if (server.running?.started) server.running.fail = command.inBand ? "in-band" : "thrown";
         return;
       case "deliver":
-        // Each frame is a task of its own: the microtasks it queues run before the next one.
+        // Each frame is a task of its own: the continuations it starts run before the next one.
         for (let i = 0; i < command.count && this.down.length > 0; i++) {
-          this.deliverOne();
-          this.settle();
+          await this.deliverOne();
+          await drain();
         }
         return;
       case "serveRead": {
@@ -337,7 +495,7 @@ export class World implements WorldPort {
       case "answerRead": {
         const answered = this.reads.filter((read) => this.answerable(read));
         const read = answered[command.pick % Math.max(answered.length, 1)];
-        if (read) this.answer(read);
+        if (read) await this.answer(read);
         return;
       }
       case "cut":
@@ -345,10 +503,18 @@ export class World implements WorldPort {
       case "reopen":
         return this.reopen();
       case "timer": {
-        const timer = this.timers.shift();
-        timer?.run();
+        const due = clock.nextIn();
+        if (due !== undefined && due <= SHORT_TIMER_MS) this.fireTimer();
         return;
       }
+    }
+  }
+
+  private fireTimer(): void {
+    try {
+      clock.fireNext();
+    } catch (error) {
+      this.errors.push(`a timer threw: ${String(error)}`);
     }
   }
 
@@ -358,7 +524,7 @@ export class World implements WorldPort {
     return clone(history[Math.max(0, history.length - 1 - (stale % 3))]!);
   }
 
-  private deliverOne(): void {
+  private async deliverOne(): Promise<void> {
     const next = this.down.shift()!;
     if (next.conn !== this.conn || !this.open) return;
     const data = JSON.stringify(next.frame);
@@ -367,51 +533,56 @@ export class World implements WorldPort {
       throw new WorldError(`the server sent a frame the client rejects: ${key}`);
     });
     if (!frame) return;
+    const m = this.inside.model;
     if (frame.kind === "response" && frame.done) this.ended.add(frame.id);
-    const c = this.client.model.continuation;
+    const c = m.continuation;
     if (frame.kind === "resuming" && c.kind === "cancel-on-start" && c.requestId === null && frame.probeId === c.probeId) {
-      if (this.client.model.observed.streamId === frame.id || this.client.local.has(frame.id)) this.gap("stopped-continuation-unnamed");
+      if (m.observed.streamId === frame.id || m.local.has(frame.id)) this.gap("stopped-continuation-unnamed");
     }
+    // A probe takes an offer of a request this client already owns (see `GAPS`).
+    if (frame.kind === "resuming" && m.local.has(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
     const stale = next.replacesTaken < this.replaces || next.clearsTaken < this.clears.length;
-    if (frame.kind === "messages" && next.whole && !stale && this.client.model.intents.clear === null && this.client.model.intents.rewrite === null) this.unpromised.clear();
+    if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();
     if (frame.kind === "messages" || frame.kind === "message-updated") {
       if (next.replacesTaken < this.replaces) this.unpromised.add("a transcript frame the server sent before it took this client's setMessages arrived after it");
       // A clear made offline holds nothing back (it needs an open socket so that the clear reaches the server before its read).
       if (this.clears.slice(next.clearsTaken).includes(true)) this.unpromised.add("a transcript frame the server sent before it took this client's offline clear arrived after it");
     }
-    this.client.onSocketData(frame);
-
+    if (frame.kind === "clear") return this.clearing(() => this.socket.emit("message", { data }));
+    this.socket.emit("message", { data });
   }
 
-  private answer(open: OpenRead): void {
+  private async answer(open: OpenRead): Promise<void> {
     this.reads.splice(this.reads.indexOf(open), 1);
     this.log.push(`  read ${open.read.id} answered: [${idsOf(open.answer!).join(",")}]`);
     const answer = open.answer!;
-    const admitted = open.first ? this.client.model.base.admitFirst(open.read, true) : this.client.model.base.admit(open.read, true) === "admit";
-    const held = this.client.model.intents.clear !== null;
-    if (open.first) this.client.firstReadAnswered(open.read, answer);
-    else readAnswered(this.client.model, open.read, answer);
+    const m = this.inside.model;
+    const admitted = open.first ? m.base.admitFirst(open.read, true) : m.base.admit(open.read, true) === "admit";
+    const held = m.intents.clear !== null;
+    open.respond(new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } }));
+    await drain();
     // Documented: a clear's hold ends without its read when setMessages replaced the transcript, or frames kept overtaking the read; what it held back stays out.
-    if (held && this.client.model.intents.clear === null && !admitted) this.unpromised.add("a clear's hold ended without an admitted read");
+    if (held && m.intents.clear === null && !admitted) this.unpromised.add("a clear's hold ended without an admitted read");
     // The merge keeps what only the screen has (`mergeStoredWins`, `prependMissing`): also what the server removed meanwhile.
     const kept = new Set(answer.map((message) => message.id));
-    const unconfirmed = this.client.model.intents.unechoed;
+    const unconfirmed = m.intents.unechoed;
     const removedMeanwhile = (id: string) => this.server.everHeld.has(id) && !this.server.stored.some((stored) => stored.id === id);
-    if (admitted && this.client.list.messages.some((message) => !kept.has(message.id) && !unconfirmed.has(message.id) && removedMeanwhile(message.id))) {
+    if (admitted && this.messages.some((message) => !kept.has(message.id) && !unconfirmed.has(message.id) && removedMeanwhile(message.id))) {
       this.unpromised.add("a read's merge kept messages only on screen that the server no longer holds");
     }
   }
 
   private cut(): void {
     if (!this.open) return;
-    const c = this.client.model.continuation;
+    const c = this.inside.model.continuation;
     // The stop's probe gets its answer on the socket that sent it, and nothing asks again.
     if (c.kind === "cancel-on-start" && c.requestId === null) this.gap("stopped-continuation-unnamed");
     this.open = false;
     this.server.disconnected();
     this.down.length = 0;
-    this.client.onSocketClose();
+    this.socket.readyState = 3;
+    this.socket.emit("close", { code: 1006, reason: "", wasClean: false });
   }
 
   private reopen(): void {
@@ -423,30 +594,31 @@ export class World implements WorldPort {
       this.upSent++;
       this.up.push({ conn: this.conn, frame });
     }
-    this.client.onSocketOpen();
+    this.socket.readyState = 1;
+    this.socket.emit("open", {});
   }
 
-  /** Runs everything that is pending until nothing is: all frames delivered, reads answered, turns ended. */
-  quiesce(): void {
+  /** Runs everything that is pending until nothing is: all frames delivered, reads answered, turns ended, timers fired. */
+  async quiesce(): Promise<void> {
     let budget = 20_000;
     const step = (command: Command) => {
       if (--budget === 0) throw new WorldError("the world never quiesces");
-      this.run(command);
+      return this.run(command);
     };
     for (;;) {
-      if (!this.open) step({ kind: "reopen" });
-      else if (this.timers.length > 0) step({ kind: "timer", pick: 0 });
-      else if (this.down.length > 0) step({ kind: "deliver", count: 1 });
-      else if (this.up.length > 0) step({ kind: "serverUp" });
-      else if (this.reads.some((read) => this.servable(read))) step({ kind: "serveRead", pick: 0 });
-      else if (this.reads.some((read) => this.answerable(read))) step({ kind: "answerRead", pick: 0 });
-      else if (this.server.running || this.server.queue.length > 0) step({ kind: "serverTurn" });
-      else if (this.lateTimers.length > 0) {
+      const due = clock.nextIn();
+      if (!this.open) await step({ kind: "reopen" });
+      else if (due !== undefined && due <= PROMPT_TIMER_MS) await step({ kind: "timer", pick: 0 });
+      else if (this.down.length > 0) await step({ kind: "deliver", count: 1 });
+      else if (this.up.length > 0) await step({ kind: "serverUp" });
+      else if (this.reads.some((read) => this.servable(read))) await step({ kind: "serveRead", pick: 0 });
+      else if (this.reads.some((read) => this.answerable(read))) await step({ kind: "answerRead", pick: 0 });
+      else if (this.server.running || this.server.queue.length > 0) await step({ kind: "serverTurn" });
+      else if (due !== undefined) {
         if (--budget === 0) throw new WorldError("the world never quiesces");
-        const timer = this.lateTimers.shift()!;
-        this.log.push(`  ⏰ ${timer.name}`);
-        timer.run();
-        this.settle();
+        this.log.push(`  ⏰ in ${due} ms`);
+        this.fireTimer();
+        await drain();
       } else break;
     }
   }
@@ -478,14 +650,16 @@ const textOf = (message: M) =>
  */
 export function violations(world: World, strict = false, promisedOnly = true): string[] {
   const problems: string[] = [];
-  const client = world.client;
-  const m = client.model;
-  const screen = client.list.messages;
+  const m = world.inside.model;
+  const cells = world.cells;
+  const screen = world.messages;
   const stored = world.server.stored;
   const shown = idsOf(screen);
   const held = idsOf(stored);
   const duplicates = shown.filter((id, index) => shown.indexOf(id) !== index);
   if (duplicates.length > 0) problems.push(`shown twice: ${duplicates.join(", ")}`);
+  const status = world.session.chat.status;
+  const failed = world.lastOwnTurnFailed;
   if (!world.server.toldMe) world.unpromised.add("the server holds a transcript it never sent this client (it sends a client's list as it came)");
   const relaxed = (promisedOnly && world.unpromised.size > 0) || (!strict && world.gaps.size > 0);
   if (relaxed) {
@@ -502,18 +676,25 @@ export function violations(world: World, strict = false, promisedOnly = true): s
       }
     }
   }
+  // What the app renders is what the session holds: the throttle flushed.
+  if (idsOf(cells.messages.value).join(",") !== shown.join(",")) problems.push(`published messages [${idsOf(cells.messages.value).join(",")}] are not the session's [${shown.join(",")}]`);
   for (const record of world.sent) {
     if (!record.dropped && !shown.includes(record.id) && !world.server.everHeld.has(record.id)) problems.push(`sent message ${record.id} was lost`);
   }
+  for (const error of world.errors) problems.push(error);
   // One open counterexample leaves a request of this client's hanging.
   if (world.gaps.has("probe-takes-own-request") && !strict) return problems;
   const stuck: Array<[string, unknown, unknown]> = [
-    ["status", client.chat.status === "ready" || client.chat.status === "error", true],
+    // A reply a socket drop interrupted, which then completed (resumed, followed again, or read back), is not an error.
+    ["status", status === "ready" || (status === "error" && failed), true],
+    ["error", cells.error.value === undefined ? undefined : `${cells.error.value.message} (status ${status})`, status === "error" ? cells.error.value?.message + ` (status ${status})` : undefined],
+    ["published status", cells.status.value, status],
     ["observed turn", m.observed.active, false],
     ["clear hold", m.intents.clear, null],
     ["rewrite", m.intents.rewrite, null],
     ["continuation", world.gaps.has("stopped-continuation-unnamed") && !strict ? "idle" : m.continuation.kind, "idle"],
     ["queued", m.intents.queued.length, 0],
+    ["queuedMessages", cells.queued.value.length, 0],
     ["sending", m.intents.sending, false],
     ["unechoed", m.intents.unechoed.size, 0],
     // Not checked: `buffered` (#1983) retires with the next transcript frame, which a sender of its own turn may never get.
@@ -523,11 +704,18 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     ["protected reply", m.placement.protectedId, undefined],
     ["pin", m.placement.pin, null],
     // A stopped request's id stays with the transport until its done frame, which a closed connection never gets.
-    ["local requests", [...client.local].filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
-    ["resume running", client.resumeRunning, false],
-    ["active response", client.chat.activeResponse !== null || client.chat.activeResume !== null, false],
-    ["serverStreaming", client.flags.serverStreaming, false],
-    ["toolContinuation", client.flags.toolContinuation, false],
+    ["local requests", [...m.local].filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
+    ["resume running", world.inside.resuming, false],
+    ["active response", world.activeResponse !== undefined, false],
+    ["isServerStreaming", cells.serverStreaming.value, false],
+    // `isStreaming` as `useAgentChat` derives it from the cells.
+    ["isStreaming", status === "streaming" || hasPendingClientToolCalls(cells.messages.value, cells.runningToolCalls.value, world.settings.tools, world.settings.toolsRequiringConfirmation), false],
+    ["running tool calls", cells.runningToolCalls.value.size, 0],
+    ["isToolContinuation", cells.toolContinuation.value, false],
+    ["isRecovering", cells.recovering.value, false],
+    ["isLoading", cells.loading.value, false],
+    ["connectionError", cells.connectionError.value, null],
+    ["connectionStatus", cells.connection.value, "open"],
     ["reconnect probe owed", m.probes.reconnect, false],
     ["idle probe out", m.probes.idleId, null]
   ];

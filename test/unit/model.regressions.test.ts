@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { play, strictly } from "../support/model-script";
+import { World } from "../support/model-world";
 
 /**
  * Counterexamples the model's property test found, shrunk, replayed in the
@@ -10,208 +11,241 @@ import { play, strictly } from "../support/model-script";
  */
 
 describe("counterexamples the model property test found", () => {
-  it("Rule (queued sends): a send queued while the first load is out goes when the load answers, also when a local setMessages drops the answer", () => {
-    const world = play("setMessages 0, send", { load: true });
+  afterAll(() => World.release());
+
+  it("Rule (queued sends): a send queued while the first load is out goes when the load answers, also when a local setMessages drops the answer", async () => {
+    const world = await play("setMessages 0, send", { load: true });
     expect(strictly(world)).toEqual([]);
     expect(world.server.stored.map((message) => message.role)).toEqual(["user", "assistant"]);
   });
 
-  it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", () => {
-    expect(strictly(play("clear, otherSend"))).toEqual([]);
+  it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
+    expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });
 
-  it("Rule (idle proves nothing runs): an idle probe the server answers 'pending' is not left out (resume off)", () => {
-    expect(strictly(play("send, cut"))).toEqual([]);
+  it("Rule (idle proves nothing runs): an idle probe the server answers 'pending' is not left out (resume off)", async () => {
+    expect(strictly(await play("send, cut"))).toEqual([]);
   });
 
-  it("Rule (idle proves nothing runs): an idle probe a socket drop cut off is asked again (resume off)", () => {
-    expect(strictly(play("send, cut, send, reopen, stop, cut"))).toEqual([]);
+  it("Rule (idle proves nothing runs): an idle probe a socket drop cut off is asked again (resume off)", async () => {
+    expect(strictly(await play("send, cut, send, reopen, stop, cut"))).toEqual([]);
   });
 
-  it("Rule (live reply overlay): a frame that holds the live reply says where it goes back when it finishes", () => {
-    expect(strictly(play("otherSend, otherSetMessages 0 0, turn, turn", { resume: true }))).toEqual([]);
+  it("Rule (live reply overlay): a frame that holds the live reply says where it goes back when it finishes", async () => {
+    expect(strictly(await play("otherSend, otherSetMessages 0 0, turn, turn", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (one probe per reconnect): without resume the idle probe waits for this client's own buffered request, whose stream the server would withhold", () => {
-    expect(strictly(play("otherSend, turn, turn, deliver 3, cut, fail, regenerate, turn"))).toEqual([]);
+  it("Rule (one probe per reconnect): without resume the idle probe waits for this client's own buffered request, whose stream the server would withhold", async () => {
+    expect(strictly(await play("otherSend, turn, turn, deliver 3, cut, fail, regenerate, turn"))).toEqual([]);
   });
 
-  it("Rule (held and recovering turns): another request's frames end an observed turn whose done went with a closed socket", () => {
-    expect(strictly(play("otherSend, turn, turn, deliver 3, cut, fail, regenerate, turn", { resume: true }))).toEqual([]);
+  it("Rule (held and recovering turns): another request's frames end an observed turn whose done went with a closed socket", async () => {
+    expect(strictly(await play("otherSend, turn, turn, deliver 3, cut, fail, regenerate, turn", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (held and recovering turns): an offer of another request ends the observed turn", () => {
-    expect(strictly(play("otherSend, turn, turn, deliver 3, cut, clear, fail, otherSend, turn, turn", { resume: true }))).toEqual([]);
+  it("Rule (held and recovering turns): an offer of another request ends the observed turn", async () => {
+    expect(strictly(await play("otherSend, turn, turn, deliver 3, cut, clear, fail, otherSend, turn, turn", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (held and recovering turns): a pending answer ends an observed turn that ended unseen", () => {
-    expect(strictly(play("otherSend, turn, turn, deliver 3, cut, fail, turn, regenerate, reopen, clear", { resume: true }))).toEqual([]);
+  it("Rule (held and recovering turns): a pending answer ends an observed turn that ended unseen", async () => {
+    expect(strictly(await play("otherSend, turn, turn, deliver 3, cut, fail, turn, regenerate, reopen, clear", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (held and recovering turns): another request's done ends a held turn whose skipped done went to a closed socket", () => {
-    expect(strictly(play("otherSend, deliver 2, turn, turn, clear, send, deliver 1, cut, stop, up"))).toEqual([]);
+  it("Rule (held and recovering turns): another request's done ends a held turn whose skipped done went to a closed socket", async () => {
+    expect(strictly(await play("otherSend, deliver 2, turn, turn, clear, send, deliver 1, cut, stop, up"))).toEqual([]);
   });
 
-  it("Rule (local clear): a clear ends the held turn (its skipped done goes to the socket that sent it)", () => {
-    expect(strictly(play("send, cut, reopen, clear"))).toEqual([]);
+  it("Rule (local clear): a clear ends the held turn (its skipped done goes to the socket that sent it)", async () => {
+    expect(strictly(await play("send, cut, reopen, clear"))).toEqual([]);
   });
 
-  it("Rule (received clear): another tab's clear that aborts this client's turn before its partial reply is stored reads it back", () => {
-    expect(strictly(play("send, up, turn, turn, turn, otherClear"))).toEqual([]);
+  it("Rule (received clear): another tab's clear that aborts this client's turn before its partial reply is stored reads it back", async () => {
+    expect(strictly(await play("send, up, turn, turn, turn, otherClear"))).toEqual([]);
   });
 
-  it("Rule (received clear): also when a concurrent request of this client's ended first and the AI SDK says ready", () => {
-    expect(strictly(play("send, up, edit 0, turn, turn, turn, up, otherClear"))).toEqual([]);
+  it("Rule (received clear): also when a concurrent request of this client's ended first and the AI SDK says ready", async () => {
+    expect(strictly(await play("send, up, edit 0, turn, turn, turn, up, otherClear"))).toEqual([]);
   });
 
-  it("Rule (end of stream): a turn this client stopped after its reply started, before a part of it showed, is read back (the server stored one)", () => {
-    expect(strictly(play("send, up, turn, turn, deliver 1, stop, turn"))).toEqual([]);
+  it("Rule (end of stream): a turn this client stopped after its reply started, before a part of it showed, is read back (the server stored one)", async () => {
+    expect(strictly(await play("send, up, turn, turn, deliver 1, stop, turn"))).toEqual([]);
   });
 
-  it("Rule (own request offered): a socket a probe parked is offered this client's own request, and ACKs it", () => {
-    expect(strictly(play("otherSend, turn, deliver 1, clear, turn, deliver 2, cut, regenerate", { resume: true }))).toEqual([]);
+  it("Rule (own request offered): a socket a probe parked is offered this client's own request, and ACKs it", async () => {
+    expect(strictly(await play("otherSend, turn, deliver 1, clear, turn, deliver 2, cut, regenerate", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (own request offered): a probe stop() left waiting does not take this client's regenerate, so its stream ends", () => {
-    expect(strictly(play("otherSend, deliver 1, cut, stop, otherClear, regenerate", { resume: true }))).toEqual([]);
+  it("Rule (own request offered): a probe stop() left waiting does not take this client's regenerate, so its stream ends", async () => {
+    expect(strictly(await play("otherSend, deliver 1, cut, stop, otherClear, regenerate", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (live reply overlay): a stopped request a stopped resume let go of still releases its reply's place when it ends", () => {
-    expect(strictly(play("send, up, deliver 1, stop, cut, reopen, up, turn, stop, turn", { resume: true }))).toEqual([]);
+  it("Rule (live reply overlay): a stopped request a stopped resume let go of still releases its reply's place when it ends", async () => {
+    expect(strictly(await play("send, up, deliver 1, stop, cut, reopen, up, turn, stop, turn", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (shown through intents): a newer copy of the message this client edits, written after its edit, is read back", () => {
-    expect(strictly(play("otherSend, deliver 1, edit 0, otherSetMessages 0 0, deliver 2, up, otherSetMessages 190 249"))).toEqual([]);
+  it("Rule (shown through intents): a newer copy of the message this client edits, written after its edit, is read back", async () => {
+    expect(strictly(await play("otherSend, deliver 1, edit 0, otherSetMessages 0 0, deliver 2, up, otherSetMessages 190 249"))).toEqual([]);
   });
 
-  it("Rule (observed merge): the end of a stream the server withheld from this socket keeps the longer stored copy (resume off, idle probe)", () => {
-    expect(strictly(play("send, up, cut, reopen, otherClear, otherSend 0 244, turn, turn, turn, turn"))).toEqual([]);
+  it("Rule (observed merge): the end of a stream the server withheld from this socket keeps the longer stored copy (resume off, idle probe)", async () => {
+    expect(strictly(await play("send, up, cut, reopen, otherClear, otherSend 0 244, turn, turn, turn, turn"))).toEqual([]);
   });
 
-  it("Rule (no empty replies): a done after an ACK that replayed nothing adds no empty reply", () => {
-    expect(strictly(play("otherSend, cut, stop, turn, clear", { resume: true }))).toEqual([]);
+  it("Rule (no empty replies): a done after an ACK that replayed nothing adds no empty reply", async () => {
+    expect(strictly(await play("otherSend, cut, stop, turn, clear", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (no empty replies): this client's reply cut by a socket drop before its first part goes", () => {
-    expect(strictly(play("send, up, turn, turn, clear, deliver 1, cut, up"))).toEqual([]);
+  it("Rule (no empty replies): this client's reply cut by a socket drop before its first part goes", async () => {
+    expect(strictly(await play("send, up, turn, turn, clear, deliver 1, cut, up"))).toEqual([]);
   });
 
-  it("Rule (no empty replies): an observed reply a socket drop ended before its first part goes", () => {
-    expect(strictly(play("send, up, turn, otherStop, cut, clear, turn, otherRegenerate, reopen, turn, turn, deliver 1, cut, up"))).toEqual([]);
+  it("Rule (no empty replies): an observed reply a socket drop ended before its first part goes", async () => {
+    expect(strictly(await play("send, up, turn, otherStop, cut, clear, turn, otherRegenerate, reopen, turn, turn, deliver 1, cut, up"))).toEqual([]);
   });
 
-  it("Rule (no empty replies): the shell an observed stream left before its offer goes when the replay brings nothing", () => {
-    expect(strictly(play("cut, otherSend, turn, clear, otherSend, reopen, otherStop, turn, turn, turn", { resume: true, seed: 18636742 }))).toEqual([]);
+  it("Rule (no empty replies): the shell an observed stream left before its offer goes when the replay brings nothing", async () => {
+    expect(strictly(await play("cut, otherSend, turn, clear, otherSend, reopen, otherStop, turn, turn, turn", { resume: true, seed: 18636742 }))).toEqual([]);
   });
 
-  it("Rule (clear retires): a read after this client's clear that shows another tab's stale list wrote a cleared message back keeps it", () => {
-    expect(strictly(play("send, clear, up, up, otherSend 136 0, turn, otherStop"))).toEqual([]);
+  it("Rule (clear retires): a read after this client's clear that shows another tab's stale list wrote a cleared message back keeps it", async () => {
+    expect(strictly(await play("send, clear, up, up, otherSend 136 0, turn, otherStop"))).toEqual([]);
   });
 
-  it("Rule (clear retires): a send carrying a message first seen during this client's clear hold writes it back; the hold's read does not remove it", () => {
-    expect(strictly(play("otherSend, clear, send, turn", { resume: true, load: true }))).toEqual([]);
+  it("Rule (clear retires): a send carrying a message first seen during this client's clear hold writes it back; the hold's read does not remove it", async () => {
+    expect(strictly(await play("otherSend, clear, send, turn", { resume: true, load: true }))).toEqual([]);
   });
 
-  it("Rule (a shell the server stores stays): a send while the reply has no part yet carries the shell, which the server stores; a failed turn leaves it here too", () => {
-    expect(strictly(play("send, up, turn, turn, fail, deliver 1, send"))).toEqual([]);
+  it("Rule (a shell the server stores stays): a send while the reply has no part yet carries the shell, which the server stores; a failed turn leaves it here too", async () => {
+    expect(strictly(await play("send, up, turn, turn, fail, deliver 1, send"))).toEqual([]);
   });
 
-  it("Rule (a declined offer is ACKed once the probe finds nothing): not when the offered stream ended before the probe's answer", () => {
+  it("Rule (a declined offer is ACKed once the probe finds nothing): not when the offered stream ended before the probe's answer", async () => {
     // Seed 2000254038 of `npm run test:model`, run 2566, shrunk.
-    expect(strictly(play("otherSend, send, turn, cut, edit 0, reopen, up, up, clear, up, deliver 1, up, deliver 3, up, otherSend, turn", { resume: true }))).toEqual([]);
+    expect(strictly(await play("otherSend, send, turn, cut, edit 0, reopen, up, up, clear, up, deliver 1, up, deliver 3, up, otherSend, turn", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (no empty replies): the shell the overlay built for an offer of this client's own cut request goes when its replay brought nothing", () => {
+  it("Rule (no empty replies): the shell the overlay built for an offer of this client's own cut request goes when its replay brought nothing", async () => {
     // Seed 2000254038 of `npm run test:model`, run 38752, shrunk.
-    expect(strictly(play("send, up, send, up, turn, turn, deliver 2, cut, otherClear", { resume: true, seed: 789163653 }))).toEqual([]);
+    expect(strictly(await play("send, up, send, up, turn, turn, deliver 2, cut, otherClear", { resume: true, seed: 789163653 }))).toEqual([]);
   });
 
-  it("Rule (a shell the server stores stays): a shell this client's request wrote back after another tab's clear stays, as the reads say", () => {
+  it("Rule (a shell the server stores stays): a shell this client's request wrote back after another tab's clear stays, as the reads say", async () => {
     // Seed 2119743216 of `npm run test:model`, run 173451, shrunk.
-    expect(strictly(play("send, up, turn, turn, send, up, otherClear, deliver 1, send", { seed: 865811628 }))).toEqual([]);
+    expect(strictly(await play("send, up, turn, turn, send, up, otherClear, deliver 1, send", { seed: 865811628 }))).toEqual([]);
   });
 
-  it("Rule (a shell the server stores stays): only a shell a list of this client's carried stays; an observed turn's shell the replay left empty goes", () => {
+  it("Rule (a shell the server stores stays): only a shell a list of this client's carried stays; an observed turn's shell the replay left empty goes", async () => {
     // Seed 20261201 (the quick run's), found with an earlier version of the rule that kept every shell the own turn's fold held.
-    expect(strictly(play("otherSend, otherClear, cut, otherRegenerate 451 0, turn, clear, send", { resume: true, seed: 108033668 }))).toEqual([]);
+    expect(strictly(await play("otherSend, otherClear, cut, otherRegenerate 451 0, turn, clear, send", { resume: true, seed: 108033668 }))).toEqual([]);
   });
 
-  it("Rule (a shell the server stores stays): a send while the reply has no part yet keeps the reply before it, in the server's order", () => {
+  it("Rule (a shell the server stores stays): a send while the reply has no part yet keeps the reply before it, in the server's order", async () => {
     // Seed 2119743216 of `npm run test:model`, run 52761, shrunk.
-    expect(strictly(play("send, up, turn, turn, deliver 1, send"))).toEqual([]);
+    expect(strictly(await play("send, up, turn, turn, deliver 1, send"))).toEqual([]);
   });
 
-  it("Rule (observed continuation): another tab's continuation after a user message sent behind its tool call extends the last assistant message, as the server does", () => {
-    expect(strictly(play("otherSend 0 764, turn, turn, turn, turn, turn, turn, turn, turn, turn, otherToolOutput 0 continue, send"))).toEqual([]);
+  it("Rule (observed continuation): another tab's continuation after a user message sent behind its tool call extends the last assistant message, as the server does", async () => {
+    expect(strictly(await play("otherSend 0 764, turn, turn, turn, turn, turn, turn, turn, turn, turn, otherToolOutput 0 continue, send"))).toEqual([]);
   });
 
-  it("Rule (local clear): the reply of an observed turn the probe's answer restarted, cleared before its replay named it, is the interrupted reply the server stores after the clear", () => {
+  it("Rule (local clear): the reply of an observed turn the probe's answer restarted, cleared before its replay named it, is the interrupted reply the server stores after the clear", async () => {
     // Seed 2119743216 of `npm run test:model`, run 8108, shrunk.
-    expect(strictly(play("otherSend, turn, turn, turn, up, send, deliver 1, deliver 4, clear", { resume: true }))).toEqual([]);
+    expect(strictly(await play("otherSend, turn, turn, turn, up, send, deliver 1, deliver 4, clear", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (local clear): the reply of this client's request that a second send overtook is an interrupted reply the server stores after the clear", () => {
+  it("Rule (local clear): the reply of this client's request that a second send overtook is an interrupted reply the server stores after the clear", async () => {
     // Seed 2119743216 of `npm run test:model`, run 11175, shrunk.
-    expect(strictly(play("send, up, turn, turn, turn, deliver 2, send, clear"))).toEqual([]);
+    expect(strictly(await play("send, up, turn, turn, turn, deliver 2, send, clear"))).toEqual([]);
   });
 
-  it("Rule (local clear): the reply of a watched turn a socket drop left held is the interrupted reply the server stores after the clear", () => {
+  it("Rule (local clear): the reply of a watched turn a socket drop left held is the interrupted reply the server stores after the clear", async () => {
     // Seed 2119743216 of `npm run test:model`, run 9720, shrunk.
-    expect(strictly(play("otherClear, otherSend, deliver 2, turn, turn, turn, deliver 3, cut, reopen, clear, otherClear", { seed: 567662940 }))).toEqual([]);
+    expect(strictly(await play("otherClear, otherSend, deliver 2, turn, turn, turn, deliver 3, cut, reopen, clear, otherClear", { seed: 567662940 }))).toEqual([]);
   });
 
-  it("Rule (stop before start): a continuation stopped before it started is cancelled when a socket drop follows the stop", () => {
-    expect(strictly(play("otherSend 0 396, turn, turn, turn, turn, turn, turn, turn, deliver 2, deliver 2, deliver 4, toolOutput 0, stop, cut", { autoContinue: true }))).toEqual([]);
+  it("Rule (stop before start): a continuation stopped before it started is cancelled when a socket drop follows the stop", async () => {
+    expect(strictly(await play("otherSend 0 396, turn, turn, turn, turn, turn, turn, turn, deliver 2, deliver 2, deliver 4, toolOutput 0, stop, cut", { autoContinue: true }))).toEqual([]);
   });
 
-  it("Rule (a send retires with its request): the first request's failure does not confirm the send behind it, so another tab's older list leaves it on screen", () => {
+  it("Rule (a send retires with its request): the first request's failure does not confirm the send behind it, so another tab's older list leaves it on screen", async () => {
     // Seed 1623291949 of `npm run test:model`, run 37876, shrunk.
-    const world = play("send, send, up, turn, fail, turn, otherSetMessages 0 57");
+    const world = await play("send, send, up, turn, fail, turn, otherSetMessages 0 57");
     expect(strictly(world)).toEqual([]);
     expect(world.server.stored.filter((message) => message.role === "user")).toHaveLength(2);
   });
 
-  it("Rule (a send retires with its request): a stopped request's send retires although its done never comes", () => {
+  it("Rule (a send retires with its request): a stopped request's send retires although its done never comes", async () => {
     // Seed 20261201 (npm test's), run 1428 of the first per-request fix, shrunk.
-    expect(strictly(play("send, stop, up, up, cut, turn"))).toEqual([]);
+    expect(strictly(await play("send, stop, up, up, cut, turn"))).toEqual([]);
   });
 
-  it("Rule (no empty replies): an offer whose replay carried nothing puts no blank reply on screen, also when the turn was stopped before its first part", () => {
+  it("Rule (no empty replies): an offer whose replay carried nothing puts no blank reply on screen, also when the turn was stopped before its first part", async () => {
     // Seed 944950224 of `npm run test:model`, run 7390, shrunk.
-    expect(strictly(play("otherSend 0 0, turn, stop, up, deliver 3, up, turn, stop", { resume: true }))).toEqual([]);
+    expect(strictly(await play("otherSend 0 0, turn, stop, up, deliver 3, up, turn, stop", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (local clear): a second clear while this client's reply still streams keeps that reply too, which the server stores after both", () => {
+  it("Rule (local clear): a second clear while this client's reply still streams keeps that reply too, which the server stores after both", async () => {
     // Seed 944950224 of `npm run test:model`, run 98639, shrunk.
-    expect(strictly(play("send, up, turn, turn, deliver 1, turn, clear, deliver 1, clear", { seed: 1525256065 }))).toEqual([]);
+    expect(strictly(await play("send, up, turn, turn, deliver 1, turn, clear, deliver 1, clear", { seed: 1525256065 }))).toEqual([]);
   });
 
-  it("Rule (received clear): another tab's clear during a turn this client stopped, which the server still ran, reads back the partial reply it stores after the clear", () => {
+  it("Rule (received clear): another tab's clear during a turn this client stopped, which the server still ran, reads back the partial reply it stores after the clear", async () => {
     // Seed 1715504913 of `npm run test:model`, shrunk.
     const steps = "otherSend 0 0, turn, send, deliver 1, up, deliver 2, stop, fail, turn, up, turn, turn, turn, otherClear";
-    expect(strictly(play(steps, { resume: true, seed: 8031827 }))).toEqual([]);
+    expect(strictly(await play(steps, { resume: true, seed: 8031827 }))).toEqual([]);
   });
 
-  it("Rule (live chunk before its replay): live chunks after an ACKed replay that carried nothing go at once", () => {
+  it("Rule (live chunk before its replay): live chunks after an ACKed replay that carried nothing go at once", async () => {
     // Seed 726614755 of `npm run test:model`, shrunk: the start was held until the turn's end, after a clear.
-    expect(strictly(play("otherSend 0 0, deliver 2, turn, up, deliver 1, up, turn, deliver 2, turn, clear", { resume: true }))).toEqual([]);
+    expect(strictly(await play("otherSend 0 0, deliver 2, turn, up, deliver 1, up, turn, deliver 2, turn, clear", { resume: true }))).toEqual([]);
   });
 
-  it("Rule (local clear): a clear after a send ended the watch of a turn a socket drop cut keeps that turn's reply, which the server stores after the clear", () => {
+  it("Rule (local clear): a clear after a send ended the watch of a turn a socket drop cut keeps that turn's reply, which the server stores after the clear", async () => {
     // Seed 691600906 of `npm run test:model`, shrunk.
-    expect(strictly(play("otherSend 0 0, turn, deliver 1, turn, turn, deliver 3, cut, send, reopen, clear"))).toEqual([]);
+    expect(strictly(await play("otherSend 0 0, turn, deliver 1, turn, turn, deliver 3, cut, send, reopen, clear"))).toEqual([]);
   });
 
-  it("Rule (local clear): a watched reply shown from its live start, whose offer then restarted the overlay, is the interrupted reply a clear leaves", () => {
+  it("Rule (local clear): a watched reply shown from its live start, whose offer then restarted the overlay, is the interrupted reply a clear leaves", async () => {
     // Seed 726614755 of `npm run test:model`, shrunk.
     const steps = "otherSend 0 0, turn, send, fail, otherSend 0 0, turn, turn, turn, deliver 2, deliver 1, up, deliver 4, turn, clear";
-    expect(strictly(play(steps, { resume: true }))).toEqual([]);
+    expect(strictly(await play(steps, { resume: true }))).toEqual([]);
   });
 
-  it("Rule (first load): a first load that answers after a regenerate does not put back the reply the regenerate removed", () => {
+  it("Rule (first load): a first load that answers after a regenerate does not put back the reply the regenerate removed", async () => {
     // Seed 826734078 of `npm run test:model`, run 82054, shrunk: the load left at mount, another tab's
     // turn streamed, this client regenerated its reply, and the load's late answer still held it.
     const steps = "otherSend 0 0, turn, turn, turn, fail, turn, serveRead 0, deliver 4, deliver 1, regenerate";
-    expect(strictly(play(steps, { load: true }))).toEqual([]);
+    expect(strictly(await play(steps, { load: true }))).toEqual([]);
+  });
+
+  it("The shipped AI SDK chat: a regenerate or setMessages while this client's own request streams converges (a limitation of the mirror only)", async () => {
+    // Pinned as the rewrite-during-own-request limitation while the world drove a mirror of the session; the real AbstractChat and transport converge.
+    expect(strictly(await play("send, up, turn, turn, deliver 1, regenerate, send"))).toEqual([]);
+    expect(strictly(await play("send, up, turn, turn, send, deliver 1, setMessages 758, send"))).toEqual([]);
+  });
+
+  it("Rule (a cut is not a failure): without resume, a reply a socket drop cut off ends ready once the reopened socket found it (followed to its end or read back)", async () => {
+    // Found by the status invariant the property test gained when it began to drive the shipped session (issue 28): the
+    // status stayed "error" with "WebSocket closed mid-stream" next to the complete reply.
+    for (const steps of ["send, cut", "send, up, turn, turn, deliver 2, cut"]) {
+      const world = await play(steps);
+      expect(strictly(world)).toEqual([]);
+      expect(world.server.stored.map((message) => message.role)).toEqual(["user", "assistant"]);
+      expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
+    }
+  });
+
+  it("the world replays a script to the same log, run after run (request ids from upstream's transport aside)", async () => {
+    // Request and probe ids of upstream's transport come from `nanoid`, which the world does not seed; they are named by first appearance.
+    const named = (log: string[]) => {
+      const names = new Map<string, string>();
+      const id = /(?<![\w-])(?=[\w-]*[0-9A-Z_-])([\w-]{21}|[\w-]{8})(?![\w-])/g;
+      return log.join("\n").replace(id, (found) => names.get(found) ?? (names.set(found, `#${names.size}`), `#${names.size - 1}`));
+    };
+    const steps = "otherSend, turn, deliver 1, up, deliver 2, turn, regenerate, up, stop, turn, clear, send, cut, reopen, up, turn, turn, deliver 3, timer, otherClear, send, up";
+    const first = named((await play(steps, { resume: true, seed: 5, trace: true })).log);
+    const second = named((await play(steps, { resume: true, seed: 5, trace: true })).log);
+    expect(first.split("\n").length).toBeGreaterThan(50);
+    expect(second).toBe(first);
   });
 });

@@ -113,8 +113,11 @@ export class SimAgent {
   receive(conn: number, frame: Record<string, unknown>): void {
     const me: Sender = { kind: "me", conn };
     switch (frame.type) {
-      case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST:
-        return this.request(me, frame.id as string, frame.messages as M[], this.world.nextReplyShape());
+      case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST: {
+        // The request's body travels as JSON in `init.body`, as a fetch would carry it.
+        const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] };
+        return this.request(me, frame.id as string, body.messages ?? [], this.world.nextReplyShape());
+      }
       case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
         this.clearsTaken++;
         return this.clear(me, this.world.coin());

@@ -1,7 +1,6 @@
 import type { UIMessage } from "ai";
-import type { TranscriptRead } from "../../../src/core/model/base";
 
-/** Types and the world's services the simulated server and client share. */
+/** Types and the world's services the simulated server and the world share. */
 
 export type M = UIMessage;
 export type Part = M["parts"][number];
@@ -58,8 +57,6 @@ export class WorldError extends Error {}
 export const GAPS = {
   "stopped-continuation-unnamed":
     "stop() right after a tool output, before the continuation started, while another turn still streams: the server answers the stop's probe with that running turn (it names the active stream before a pending continuation), so the client never learns the continuation's id; the continuation runs to its end uncancelled and the stop's cancel-on-start stays. The same when a socket drop loses the probe's answer: nothing asks again",
-  "rewrite-during-own-request":
-    "a regenerate, an edit or setMessages while a request of this client's still streams: the AI SDK cuts the transcript but the earlier request keeps writing its reply back, and the server appends replies in the order turns end; as the sender gets no broadcast of its own turns, nothing corrects the order or the extra copy",
   "reply-under-own-id":
     "a reply is built under an id of this client's own, which no server message has: an observed stream joined after its start chunk (stop() cancelled the resume stream that had ACKed it, a clear then reset its record so its replay was ignored, and its live chunks kept coming), or a continuation, observed or this client's, that finds no message to extend (another tab's setMessages sent a list without it, which the server keeps; or the clear's read removed it); continuation starts carry no message id, so the stored copy shows next to it, or is replaced by it",
   "probe-takes-own-request":
@@ -70,22 +67,11 @@ export const GAPS = {
     "a request of this client's (a send's, a regenerate's or an edit's list) reaches the server after another client changed or added a message, which this client gets only after it sent the request; the server writes the request's older copy over it (or a rewrite's list deletes it, or the list writes back a message it removed), and as the sender gets no broadcast of its own turn, this client keeps showing the newer version (the rewrite's hold covers only what the rewrite itself removed)"
 } as const;
 
-/** What the simulated server and client ask of the world they run in. */
+/** What the simulated server asks of the world it runs in. */
 export interface WorldPort {
-  readonly options: WorldOptions & { seed: number };
-  newId(prefix: string): string;
   /** A choice of the world's own, from its seed. */
   coin(): boolean;
   nextReplyShape(): number;
-  microtask(run: () => void): void;
-  /** A zero-delay timer (a task); `late`: a timeout of seconds, which fires only once nothing else happens. */
-  setTimer(name: string, run: () => void, late?: boolean): () => void;
-  clearTimer(handle: () => void): void;
-  /** Sends a frame from this client: on the open socket, or buffered until it opens (then `false`). */
-  clientSend(frame: Record<string, unknown>): boolean;
-  startRead(read: TranscriptRead, first: boolean): void;
-  /** A clear dropped this queued send. */
-  droppedByReset(id: string): void;
   /** The run hit an open counterexample. */
   gap(name: keyof typeof GAPS): void;
   /** Whether this client shows the message, or a frame on its way brings it. */
