@@ -14,6 +14,13 @@ import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../.
 
 const queuedSend = (id: string) => ({ message: user(id), options: undefined, settle: vi.fn() });
 
+/** A model that holds version 5 of [u1, a1], as an ordered server's connect frame leaves it. */
+function atVersion5() {
+  const harness = makeModel();
+  applySnapshot(harness.m, [user("u1"), assistant("a1", "stored")], true, 5);
+  return harness;
+}
+
 describe("transcript rules", () => {
   describe("Rule (the server's word, projected)", () => {
     it("replaces the screen with the frame and folds its ids into the base", () => {
@@ -108,13 +115,6 @@ describe("transcript rules", () => {
   });
 
   describe("Rule (a skipped version changes nothing, exact sync)", () => {
-    /** A model that holds version 5 of [u1, a1], as an ordered server's connect frame leaves it. */
-    const atVersion5 = () => {
-      const harness = makeModel();
-      applySnapshot(harness.m, [user("u1"), assistant("a1", "stored")], true, 5);
-      return harness;
-    };
-
     it("a clear that skips a version is not applied: the transcript and version stay, and a snapshot is asked for", () => {
       const { m, io } = atVersion5();
       const entry = queuedSend("q");
