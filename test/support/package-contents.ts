@@ -106,7 +106,7 @@ function packageNameOf(specifier: string): string {
  * Entries that must import nothing, not even a peer, through any chunk they
  * reach: `agents-vue/wire` holds strings a client bundle takes for free.
  */
-export const IMPORT_FREE_ENTRIES = ["dist/wire/index.js"] as const;
+export const IMPORT_FREE_ENTRIES: readonly string[] = ["dist/wire/index.js"];
 
 /** What a relative import names: from a declaration file, TypeScript reads `./chunk.js` as `./chunk.d.ts`. */
 function declarationFor(path: string, specifier: string): string {

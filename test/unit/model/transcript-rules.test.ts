@@ -1,3 +1,4 @@
+import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import {
   applyMessageUpdate,
@@ -144,7 +145,7 @@ describe("transcript rules", () => {
       applyMessageUpdate(m, assistant("a1", "skipped ahead"), 7);
       expect(textOf(m.messages[1])).toBe("stored");
       expect([m.base.version, io.snapshots]).toEqual([5, 1]);
-      expect(m.base.messages.map((message) => (message as { parts: Array<{ text?: string }> }).parts[0]?.text)).toEqual(["u1", "stored"]);
+      expect((m.base.messages as UIMessage[]).map((message) => textOf(message))).toEqual(["u1", "stored"]);
       applyMessageUpdate(m, assistant("a1", "next"), 6);
       expect([textOf(m.messages[1]), m.base.version, io.snapshots]).toEqual(["next", 6, 1]);
     });
