@@ -362,6 +362,21 @@ describe("orderTranscript: a client's setMessages list", () => {
     }
   });
 
+  it("is only the client's own frame: a chat request whose text names the frame type passes as it came", async () => {
+    const agent = orderedAgent();
+    agent.messages = stored4();
+    const a = agent.connect("a");
+    const request = JSON.stringify({
+      type: "cf_agent_use_chat_request",
+      id: "r1",
+      init: { method: "POST", body: JSON.stringify({ messages: [msg("u1", "user", '{"type":"cf_agent_chat_messages","messages":[]}')] }) }
+    });
+    await agent.receive(a, request);
+    expect(agent.handled).toEqual([request]);
+    expect(ids(agent.messages)).toEqual(ids(stored4()));
+    expect(a.versions).toEqual([0]);
+  });
+
   it("that removes nothing is the agent's as before: one version", async () => {
     const agent = orderedAgent();
     agent.messages = [msg("u1")];
