@@ -26,7 +26,15 @@ export interface PackageManifest {
   exports?: unknown;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  scripts?: Record<string, string>;
 }
+
+/**
+ * Lifecycle scripts npm runs, or lists as install scripts to approve, when a
+ * package is installed from a tarball or git. A tarball needs none (dist/ is
+ * built), and the repo's `prepare` names a file the tarball does not hold.
+ */
+export const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"] as const;
 
 /** The documents a user reads next to the code; always shipped. */
 export const DOCUMENTS = ["README.md", "LICENSE", "CHANGELOG.md"] as const;
@@ -127,6 +135,12 @@ export function checkTarball(manifest: PackageManifest, files: PackedFile[]): st
 
   for (const document of ["package.json", ...DOCUMENTS]) {
     if (!byPath.has(document)) problems.push(`${document} is missing from the tarball`);
+  }
+  for (const script of INSTALL_SCRIPTS) {
+    const command = manifest.scripts?.[script];
+    if (command !== undefined) {
+      problems.push(`package.json has a "${script}" script (${command}): npm runs or flags it when the tarball is installed; prepack should strip it`);
+    }
   }
 
   // Walk from the named files through relative imports and source maps.

@@ -20,7 +20,10 @@ import {
 
 const root = resolve(import.meta.dirname, "../..");
 const read = (name: string) => readFileSync(join(root, name), "utf8");
-const manifest = JSON.parse(read("package.json")) as PackageManifest;
+const repoManifest = JSON.parse(read("package.json")) as PackageManifest;
+/** package.json as `npm pack` puts it in the tarball: prepack (scripts/pack-manifest.mjs) strips `prepare`. */
+const { prepare: _prepare, ...packedScripts } = repoManifest.scripts ?? {};
+const manifest: PackageManifest = { ...repoManifest, scripts: packedScripts };
 
 const file = (path: string, text: string): PackedFile => ({ path, size: Buffer.byteLength(text), content: Buffer.from(text) });
 const map = (sources: string[], sourcesContent?: unknown[]) => JSON.stringify({ version: 3, sources, sourcesContent, mappings: "" });
@@ -142,6 +145,16 @@ describe("checkTarball", () => {
     ]);
     const direct = replace(goodFiles(), file("dist/wire/index.js", 'export { ref } from "vue";\n//# sourceMappingURL=index.js.map'));
     expect(checkTarball(manifest, direct)).toContain('dist/wire/index.js must import nothing, but it imports "vue"');
+  });
+
+  it("names an install script left in the packed package.json: the repo's own prepare, unstripped", () => {
+    expect(repoManifest.scripts?.prepare).toBeDefined();
+    expect(checkTarball(repoManifest, goodFiles())).toEqual([
+      `package.json has a "prepare" script (${repoManifest.scripts!.prepare}): npm runs or flags it when the tarball is installed; prepack should strip it`
+    ]);
+    expect(checkTarball({ ...manifest, scripts: { postinstall: "node setup.js" } }, goodFiles())).toEqual([
+      'package.json has a "postinstall" script (node setup.js): npm runs or flags it when the tarball is installed; prepack should strip it'
+    ]);
   });
 
   it("names a missing document", () => {
