@@ -37,6 +37,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser } from "playwright";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
 import { initialJavaScript } from "../test/support/initial-js.ts";
+import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
 import { askAndStream, until, withPage } from "../test/support/pages.ts";
@@ -380,7 +381,7 @@ async function main(): Promise<void> {
     const served = await serveStatic(join(appDir, "dist"));
     site = served.server;
     nitro = await startNitro(nuxtDir, { ...env, NUXT_PUBLIC_AGENT_HOST: demo.host });
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true, timeout: STARTUP_TIMEOUTS.browserLaunchMs });
     const openBrowser = browser;
     const worker = fixture;
     const nuxtOrigin = nitro.origin;

@@ -27,7 +27,7 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
   const shown = m.intents.shown(received, current);
   m.base.hold(shown);
   const next = m.observed.overFrame(m.placement.keepLiveReply(shown, current));
-  m.replace(m.intents.restoreSends(next, current, connect));
+  m.replace(m.intents.restoreSends(next, current, connect, m.placement.protectedId));
   return answersFirstLoad;
 }
 

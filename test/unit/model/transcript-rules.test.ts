@@ -52,6 +52,18 @@ describe("transcript rules", () => {
       expect(textOf(watching.m.messages[1])).toBe("streamed");
     });
 
+    it("Rule (own question before its reply): a mid-reply frame without this tab's question keeps it before the reply streaming here, also once the reply ends", () => {
+      const { m } = makeModel({ messages: [user("mine"), assistant("a1", "live")] });
+      m.intents.unechoed.set("mine", { lacked: false, request: "r1" });
+      m.placement.protect("a1", false);
+      // Another client's request broadcast its own list, which lacks this tab's question.
+      applySnapshot(m, [user("theirs")], false);
+      expect(idsOf(m.messages)).toEqual(["theirs", "mine", "a1"]);
+      expect(m.messages.at(-1)?.role).toBe("assistant");
+      m.placement.release("a1");
+      expect(idsOf(m.messages)).toEqual(["theirs", "mine", "a1"]);
+    });
+
     it("moves the clock: a read out meanwhile is made again", () => {
       const { m, io } = makeModel();
       const read = m.base.read(true);
