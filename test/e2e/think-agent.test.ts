@@ -206,8 +206,9 @@ describe("Think: reload, socket drop, regenerate, clear", () => {
     const script = chatScript({ chunks: 40, chunkDelayMs: 60 });
     const first = open(name, script);
     await Promise.all([first.chat.ready, whenOpen(first.chat)]);
-    await first.chat.sendMessage({ text: "long one" });
+    void first.chat.sendMessage({ text: "long one" });
     await vi.waitFor(() => expect(textOf(first.chat.messages.value[1]).length).toBeGreaterThan(6), { timeout: 15_000 });
+    expect(textOf(first.chat.messages.value[1]).length).toBeLessThan(expectedText(40).length / 2);
     first.unmount();
     // The reply still runs: Think answers the new socket with only `cf_agent_stream_resuming`.
     const again = open(name, script).chat;
@@ -221,24 +222,37 @@ describe("Think: reload, socket drop, regenerate, clear", () => {
     expect(again.error.value).toBeUndefined();
   });
 
-  it("a socket drop mid-reply resumes the stream; a reply that ends during the reconnect ends ready, not in error", async () => {
-    for (const [label, chunks] of [["resumed", 60], ["ended while away", 14]] as const) {
+  // Cut after 4 of 60 deltas: the reply still runs when the client is back (resumed from the stream).
+  // Cut after 12 of 14: it ends while the client waits to reconnect (Think answers the resume with
+  // `cf_agent_stream_resume_none` and its transcript); it ends ready, not in error (issue 28's fix).
+  for (const [label, chunks, cutAt] of [
+    ["resumes the stream", 60, 4],
+    ["that ends during the reconnect ends ready, not in error", 14, 12]
+  ] as const) {
+    it(`a socket drop mid-reply: a reply ${label}`, async () => {
       const name = uniqueName("think-drop");
-      const chat = open(name, chatScript({ chunks, chunkDelayMs: 80 })).chat;
+      const chat = open(name, chatScript({ chunks, chunkDelayMs: 60 })).chat;
       await Promise.all([chat.ready, whenOpen(chat)]);
       const statuses: string[] = [];
       cleanup.push(watch(chat.status, (status) => statuses.push(status), { flush: "sync" }));
-      await chat.sendMessage({ text: `drop ${label}` });
-      await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThan(9), { timeout: 15_000 });
-      const closed = await fetch(`${agentUrl(name)}/close-connections`, { method: "POST", body: JSON.stringify({ code: 1012 }) });
-      expect(closed.ok).toBe(true);
+      void chat.sendMessage({ text: `drop ${label}` });
+      await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThanOrEqual(expectedText(cutAt).length), {
+        timeout: 15_000
+      });
+      const closed = await fetch(`${agentUrl(name)}/close-connections`, {
+        method: "POST",
+        body: JSON.stringify({ code: 1011, reason: "cut by test" })
+      });
+      expect(((await closed.json()) as { closed: number }).closed).toBe(1);
+      expect(textOf(chat.messages.value[1]).length).toBeLessThan(expectedText(chunks).length);
       await vi.waitFor(() => expect(textOf(chat.messages.value[1])).toBe(expectedText(chunks)), { timeout: 30_000 });
-      await whenSettled(chat, 30_000);
+      await whenSettled(chat, 15_000);
       expect(chat.error.value).toBeUndefined();
-      expect(statuses).not.toContain("error");
+      expect(statuses.at(-1)).toBe("ready");
+      expect(chat.messages.value.map((message) => message.role)).toEqual(["user", "assistant"]);
       await expectScreenIsStored(chat, name);
-    }
-  });
+    });
+  }
 
   it("regenerate keeps the old reply as a branch on the server; the screen shows Think's current branch; a recipe switches the shown branch", async () => {
     const name = uniqueName("think-regen");
