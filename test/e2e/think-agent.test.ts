@@ -271,7 +271,8 @@ describe("Think: reload, socket drop, regenerate, clear", () => {
     const agent = mountComposable(() => useAgent({ agent: THINK, host: think.host, name }));
     cleanup.push(agent.unmount);
     await agent.result.ready;
-    const versions = (await agent.result.call("getResponseVersions", [question.id])) as UIMessage[];
+    const found: unknown = await agent.result.call("getResponseVersions", [question.id]);
+    const versions = found as UIMessage[];
     expect(versions.map((version) => version.id).toSorted()).toEqual([oldReply.id, current.id].toSorted());
     // The README's recipe: show another branch with setMessages; on Think it changes this screen only.
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});

@@ -1,3 +1,4 @@
+import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import {
   applyMessageUpdate,
@@ -274,7 +275,7 @@ describe("transcript rules", () => {
   describe("Rule (server-owned history, issue 33)", () => {
     it("a connect-time transcript without a version (Think) makes setMessages change the screen only, with one warning", () => {
       const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-      const { m, io } = makeModel({ messages: [] });
+      const { m, io } = makeModel({ messages: [] as UIMessage[] });
       applySnapshot(m, [user("u1")], true);
       expect(m.base.serverOwned).toBe(true);
       localReplace(m, [user("a")], true);
@@ -287,9 +288,9 @@ describe("transcript rules", () => {
     });
 
     it("a versioned connect frame (the ordered server half) or a plain broadcast leaves the server writable", () => {
-      const ordered = makeModel({ messages: [] });
+      const ordered = makeModel({ messages: [] as UIMessage[] });
       applySnapshot(ordered.m, [user("u1")], true, 1);
-      const broadcast = makeModel({ messages: [] });
+      const broadcast = makeModel({ messages: [] as UIMessage[] });
       applySnapshot(broadcast.m, [user("u1")], false);
       for (const { m, io } of [ordered, broadcast]) {
         expect(m.base.serverOwned).toBe(false);
