@@ -418,6 +418,8 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
  * stores. Its worker starts while the main run goes on, so it adds little.
  */
 let thinkDemo: Promise<Demo> | undefined;
+/** The page typesets quotes (’ for '); the stored text has the model's. */
+const plain = (text: string | undefined) => text?.replace(/[‘’]/g, "'").replace(/[“”]/g, '"');
 /** Starts the demo on Think in the background (once); set by `main`. */
 let startThinkDemo = async (): Promise<void> => {};
 
@@ -432,8 +434,6 @@ async function runThink(demo: Demo, browser: Browser): Promise<void> {
     await waitIdle(page);
     const shown = await textOf(reply);
     if (!shown.includes("How do Vue composables work?")) throw new Error(`the reply does not echo the question: ${shown}`);
-    // The page typesets quotes (’ for '); the stored text has the model's.
-    const plain = (text: string | undefined) => text?.replace(/[‘’]/g, "'").replace(/[“”]/g, '"');
     await expect.poll(async () => plain(await storedLastReply(demo, "think-check")), { timeout: TIMEOUT }).toBe(plain(shown));
     await screenshot(page, "think-reply");
   });

@@ -18,6 +18,15 @@ function streamText(turn: ObservedTurn<UIMessage>, id: string, messageId: string
   return message;
 }
 
+/** Another tab's tool continuation: frames flagged `continuation`, a `start` without a `messageId`. */
+function streamContinuation(turn: ObservedTurn<UIMessage>, text: string) {
+  const message = turn.begin("r2", true);
+  message.apply({ type: "start" });
+  message.apply({ type: "text-start", id: "t" });
+  message.apply({ type: "text-delta", id: "t", delta: text });
+  return message;
+}
+
 describe("ObservedTurn", () => {
   describe("Rule (observed overlay over frames, #2166)", () => {
     it("keeps the parts the stream built over a frame that lags behind it", () => {
@@ -47,15 +56,6 @@ describe("ObservedTurn", () => {
   });
 
   describe("Rule (a continuation stored as its own message, issue 33)", () => {
-    /** Another tab's tool continuation: frames flagged `continuation`, a `start` without a `messageId`. */
-    function streamContinuation(turn: ObservedTurn<UIMessage>, text: string) {
-      const message = turn.begin("r2", true);
-      message.apply({ type: "start" });
-      message.apply({ type: "text-start", id: "t" });
-      message.apply({ type: "text-delta", id: "t", delta: text });
-      return message;
-    }
-
     it("Think: once a frame shows the continuation stored after the tool call's message, it lands there, once", () => {
       const { list, turn } = observedTurn([user("u1"), toolCallMessage("a1", "c1", "output-available")]);
       const message = streamContinuation(turn, "Tool said");
