@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, type Locator, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
 import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
+import { freePort } from "../test/support/wrangler.ts";
 import { storedMessages, storedText } from "../test/support/pages.ts";
 import { type Demo, startDemo } from "./demo.ts";
 
@@ -148,6 +149,7 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await expect(composer(page)).toBeFocused();
     await screenshot(page, "empty-state");
   });
+  void startThinkDemo();
 
   await step("a message gets a streamed reply", async () => {
     const reply = await send(page, "How do Vue composables work?");
@@ -411,6 +413,34 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
   await context.close();
 }
 
+/**
+ * The demo on Think (`DEMO_AGENT=think npm run demo`), checked once: the page
+ * connects, a message streams its reply, and the reply shown is the one Think
+ * stores. Its worker starts while the main run goes on, so it adds little.
+ */
+let thinkDemo: Promise<Demo> | undefined;
+/** The page typesets quotes (’ for '); the stored text has the model's. */
+const plain = (text: string | undefined) => text?.replace(/[‘’]/g, "'").replace(/[“”]/g, '"');
+/** Starts the demo on Think in the background (once); set by `main`. */
+let startThinkDemo = async (): Promise<void> => {};
+
+async function runThink(demo: Demo, browser: Browser): Promise<void> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const page = watchPage(await context.newPage(), "think");
+  await step("on Think (DEMO_AGENT=think): a message streams its reply, shown as Think stores it", async () => {
+    await page.goto(`${demo.url}#/c/think-check`);
+    await waitConnected(page);
+    const reply = await send(page, "How do Vue composables work?");
+    await waitForWords(reply, 12);
+    await waitIdle(page);
+    const shown = await textOf(reply);
+    if (!shown.includes("How do Vue composables work?")) throw new Error(`the reply does not echo the question: ${shown}`);
+    await expect.poll(async () => plain(await storedLastReply(demo, "think-check")), { timeout: TIMEOUT }).toBe(plain(shown));
+    await screenshot(page, "think-reply");
+  });
+  await context.close();
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   rmSync(OUT, { recursive: true, force: true });
@@ -420,12 +450,28 @@ async function main(): Promise<void> {
   console.log("demo:check — starting the demo (wrangler dev + Vite)…");
   // No file watching: an edit to the library mid-run must not reload the pages under test.
   const demo = await startDemo({ persistTo, logFile: join(OUT, "wrangler.log"), logLevel: "warn", watch: false });
+  // The demo on Think starts during the main run, once its page has loaded (its worker is slow to
+  // start), and is checked after it.
+  const thinkPersist = await mkdtemp(join(tmpdir(), "agents-vue-demo-check-think-"));
+  startThinkDemo = async () => {
+    thinkDemo ??= startDemo({
+      agent: "think",
+      port: await freePort(),
+      persistTo: thinkPersist,
+      logFile: join(OUT, "wrangler-think.log"),
+      logLevel: "warn",
+      watch: false
+    });
+    thinkDemo.catch(() => undefined);
+  };
   console.log(`  demo at ${demo.url} (agent ${demo.worker.origin}), ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   let browser: Browser | undefined;
   let failed = false;
   try {
     browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true, timeout: STARTUP_TIMEOUTS.browserLaunchMs });
     await run(demo, browser);
+    await startThinkDemo();
+    await runThink(await thinkDemo!, browser);
   } catch (error) {
     failed = true;
     console.error(`\n  FAILED: ${error instanceof Error ? error.message : String(error)}`);
@@ -439,7 +485,9 @@ async function main(): Promise<void> {
   } finally {
     await browser?.close().catch(() => undefined);
     await demo.stop();
+    await (await thinkDemo?.catch(() => undefined))?.stop();
     rmSync(persistTo, { recursive: true, force: true });
+    rmSync(thinkPersist, { recursive: true, force: true });
   }
 
   if (problems.length > 0) {

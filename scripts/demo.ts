@@ -2,7 +2,8 @@
  * `npm run demo`: the chat demo, offline.
  *
  * 1. starts the demo's AIChatAgent (`examples/chat/worker`) under `wrangler dev`
- *    on a free port (via test/support/wrangler.ts);
+ *    on a free port (via test/support/wrangler.ts); with `DEMO_AGENT=think`, a
+ *    `Think` agent under the same name (`worker/wrangler.think.jsonc`) instead;
  * 2. starts Vite for `examples/chat` on 127.0.0.1 (`PORT`, else 5173, else a
  *    free port), proxying `/agents/*` — HTTP and WebSocket — to that worker, so
  *    the page talks to its agent same-origin, as it would when deployed;
@@ -20,7 +21,12 @@ import { demoLogger } from "../examples/chat/vite.config.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const EXAMPLE_DIR = join(ROOT, "examples", "chat");
-const WORKER_CONFIG = join(EXAMPLE_DIR, "worker", "wrangler.jsonc");
+/** Which agent serves the page: the `AIChatAgent` (default) or, with `DEMO_AGENT=think`, a `Think` agent. */
+export type DemoAgent = "ai-chat" | "think";
+const WORKER_CONFIGS: Record<DemoAgent, string> = {
+  "ai-chat": join(EXAMPLE_DIR, "worker", "wrangler.jsonc"),
+  think: join(EXAMPLE_DIR, "worker", "wrangler.think.jsonc")
+};
 const HOST = "127.0.0.1";
 const DEFAULT_PORT = 5173;
 
@@ -49,10 +55,16 @@ export interface StartDemoOptions {
   logLevel?: "info" | "warn" | "error" | "silent";
   /** Watch files and hot-reload the page (the library's source too). Default true. */
   watch?: boolean;
+  /** The agent behind the page. Default: `DEMO_AGENT` (`think`), else the `AIChatAgent`. */
+  agent?: DemoAgent;
 }
 
 export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
-  let worker = await startWorker({ configPath: WORKER_CONFIG, persistTo: options.persistTo, logFile: options.logFile });
+  const agent = options.agent ?? (process.env.DEMO_AGENT === "think" ? "think" : "ai-chat");
+  const WORKER_CONFIG = WORKER_CONFIGS[agent];
+  // Think's bundle is several MB: a loaded machine needs longer to start it.
+  const readyTimeoutMs = agent === "think" ? 180_000 : undefined;
+  let worker = await startWorker({ configPath: WORKER_CONFIG, persistTo: options.persistTo, logFile: options.logFile, readyTimeoutMs });
   let vite: ViteDevServer | undefined;
   try {
     const port = await pickPort(options.port ?? (Number(process.env.PORT) || DEFAULT_PORT));
@@ -90,7 +102,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
     async startAgent() {
       await worker.stop();
       const { port: agentPort, persistTo } = worker;
-      worker = await startWorker({ configPath: WORKER_CONFIG, port: agentPort, persistTo, logFile: options.logFile });
+      worker = await startWorker({ configPath: WORKER_CONFIG, port: agentPort, persistTo, logFile: options.logFile, readyTimeoutMs });
     },
     stop: () => (stopping ??= Promise.allSettled([server.close(), worker.stop()]).then(() => undefined))
   };
@@ -146,7 +158,7 @@ async function main(): Promise<void> {
       `  ${bold("agents-vue chat demo")}`,
       "",
       `  ${green("➜")}  Open:   ${bold(demo.url)}`,
-      `     Agent:  ChatAgent on ${demo.worker.origin} (wrangler dev, pid ${demo.worker.pid})`,
+      `     Agent:  ChatAgent${process.env.DEMO_AGENT === "think" ? " (Think)" : ""} on ${demo.worker.origin} (wrangler dev, pid ${demo.worker.pid})`,
       `     Model:  ${modelDescription()}`,
       `     Logs:   ${logFile}`,
       "",

@@ -46,6 +46,8 @@ export class ObservedMessage {
   #resumedText = false;
   /** Whether the stream named the message (a `start` with its id); a plain-text reply's does not. */
   #named = false;
+  /** How many leading parts a continuation adopted from the message it extends (see `targetIndex`). */
+  #seeded = 0;
 
   constructor(id: string, continuation = false) {
     this.id = id;
@@ -303,6 +305,7 @@ export class ObservedMessage {
       this.#unseeded = null;
       const target = index >= 0 ? messages[index] : undefined;
       this.parts = target ? target.parts.map((part) => ({ ...part })) : [];
+      this.#seeded = this.parts.length;
       this.#metadata = isRecord(target?.metadata) ? { ...target.metadata } : undefined;
       if (target) this.id = target.id;
       this.#openText.clear();
@@ -310,7 +313,33 @@ export class ObservedMessage {
       this.#resumedText = false;
       for (const chunk of queued) this.#applyChunk(chunk);
     }
-    return index;
+    return this.#storedApart(messages, index);
+  }
+
+  /**
+   * Rule (a continuation stored as its own message, issue 33): `AIChatAgent`
+   * stores a tool or approval continuation in the message it extends; Think
+   * stores it as a new assistant message right after that one (same frames on
+   * the wire: a `start` without a `messageId`). Once a list shows such a
+   * message, one this continuation's text extends or that extends it, the
+   * continuation becomes that message: it gives the adopted parts back and
+   * takes the stored id. Returns where the continuation now lands.
+   */
+  #storedApart(messages: readonly UIMessage[], index: number): number {
+    if (!this.continuation || this.#seeded === 0 || index < 0 || messages[index]?.id !== this.id) return index;
+    const next = messages[index + 1];
+    if (!next || next.role !== "assistant") return index;
+    const own = this.parts.slice(this.#seeded);
+    let text = "";
+    for (const part of own) if (part.type === "text") text += part.text;
+    let stored = "";
+    for (const part of next.parts) if (part.type === "text") stored += part.text;
+    if (!text.startsWith(stored) && !stored.startsWith(text)) return index;
+    this.parts = own;
+    this.id = next.id;
+    this.#seeded = 0;
+    this.#named = true;
+    return index + 1;
   }
 
   /** The message as it stands; the parts array is copied, the parts are live. */

@@ -124,7 +124,7 @@ describe("sending and transport (items 1-17)", () => {
   });
 
   it("#04: clientTools in the request body lists exactly the tools with execute, as { name, description, parameters }", async () => {
-    const parameters = { type: "object", properties: { city: { type: "string" } } };
+    const parameters = { type: "object", properties: { city: { type: "string" } } } as const;
     const { socket, chat } = setup({
       resume: false,
       tools: {

@@ -453,7 +453,7 @@ describe("chaos: hostile server requests", () => {
     const tools = {
       weather: {
         description: "Weather for a city",
-        parameters: { type: "object", properties: { city: { type: "string" } } },
+        parameters: { type: "object", properties: { city: { type: "string" } } } as const,
         execute: async (input: unknown) => {
           executed.push(JSON.stringify(input));
           return { temp: 21 };

@@ -6,6 +6,7 @@ import { playwright } from "@vitest/browser-playwright";
 import { chromiumArgs, chromiumPath } from "./browser.ts";
 import { chaosCommands } from "./chaos-commands.ts";
 import { STARTUP_TIMEOUTS } from "./startup.ts";
+import { thinkCommands } from "./think-commands.ts";
 
 /** A fresh object per project: vitest names each project's instances in place. */
 export const browserProject = () => ({
@@ -19,6 +20,7 @@ export const browserProject = () => ({
   }),
   connectTimeout: STARTUP_TIMEOUTS.browserConnectMs,
   instances: [{ browser: "chromium" as const }],
-  // The chaos suite's seed, figures and restartable server (chaos-commands.ts).
-  commands: chaosCommands
+  // The chaos suite's seed, figures and restartable server (chaos-commands.ts);
+  // the Think fixture worker, started by the tests that need it (think-commands.ts).
+  commands: { ...chaosCommands, ...thinkCommands }
 });

@@ -113,7 +113,7 @@ describe("README code blocks", () => {
     mkdirSync(dir, { recursive: true });
     const files: string[] = [];
     blocks.forEach((block, index) => {
-      const worker = block.code.includes("@cloudflare/ai-chat");
+      const worker = block.code.includes("@cloudflare/ai-chat") || block.code.includes("@cloudflare/think");
       // Worker examples get the workers types and an Env, as a worker project has.
       const preamble = worker ? '/// <reference types="@cloudflare/workers-types" />\ninterface Env {}\n' : "";
       const file = join(dir, `block-${index}.${block.lang === "vue" ? "vue" : "ts"}`);

@@ -42,6 +42,12 @@ export class TranscriptBase {
   messages: Array<{ id: string }> = [];
   /** The server sends its transcript when a socket connects (the ordered server half, Think): reconnects need no read. */
   pushes = false;
+  /**
+   * The server owns its history and ignores a transcript a client pushes: its
+   * connect-time transcript carries no version (Think, issue 33; the ordered
+   * server half versions it, `AIChatAgent` sends none).
+   */
+  serverOwned = false;
   /** The first load: waiting for the socket's first chat frame, the read that is out, or done. */
   firstLoad: "waiting" | TranscriptRead | "done" = "done";
   #clock = 0;

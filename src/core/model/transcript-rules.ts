@@ -21,6 +21,8 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
   // socket connects answers the first load with it; reconnects read nothing.
   const answersFirstLoad = connect && m.base.firstLoad !== "done";
   if (connect) m.base.pushes = true;
+  // Rule (server-owned history, issue 33): a connect-time transcript without a version is Think's.
+  if (connect && version === undefined) m.base.serverOwned = true;
   if (answersFirstLoad) m.base.firstLoad = "done";
   m.base.frameArrived();
   const current = m.messages;
@@ -235,10 +237,26 @@ export function localClear<M extends UIMessage>(
   return { dropped, read };
 }
 
-/** Rule (local replace): `setMessages` replaces the screen; no read that left before is admitted, and with `sync` the server gets the list. */
+let warnedServerOwned = false;
+
+/**
+ * Rule (local replace): `setMessages` replaces the screen; no read that left
+ * before is admitted, and with `sync` the server gets the list.
+ * Rule (server-owned history, issue 33): not a server that owns its history
+ * (Think): it ignores the list, so the change stays on this screen (a
+ * development warning says so once, as upstream's Think client does).
+ */
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
   m.base.replacedLocally();
-  if (sync) {
+  if (sync && m.base.serverOwned) {
+    if (isDevelopment && !warnedServerOwned) {
+      warnedServerOwned = true;
+      console.warn(
+        "[agents-vue] setMessages changed this screen only: this agent (Think) keeps its own history and ignores a transcript a client sends. " +
+          "Use clearHistory() to clear it on the server; pass syncMessagesToServer: false to say so and silence this warning."
+      );
+    }
+  } else if (sync) {
     m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
     m.base.known.clear();
     m.base.hold(messages);

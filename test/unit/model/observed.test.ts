@@ -18,6 +18,15 @@ function streamText(turn: ObservedTurn<UIMessage>, id: string, messageId: string
   return message;
 }
 
+/** Another tab's tool continuation: frames flagged `continuation`, a `start` without a `messageId`. */
+function streamContinuation(turn: ObservedTurn<UIMessage>, text: string) {
+  const message = turn.begin("r2", true);
+  message.apply({ type: "start" });
+  message.apply({ type: "text-start", id: "t" });
+  message.apply({ type: "text-delta", id: "t", delta: text });
+  return message;
+}
+
 describe("ObservedTurn", () => {
   describe("Rule (observed overlay over frames, #2166)", () => {
     it("keeps the parts the stream built over a frame that lags behind it", () => {
@@ -43,6 +52,53 @@ describe("ObservedTurn", () => {
       turn.begin("r", false);
       const frame = [user("u1")];
       expect(turn.overFrame(frame)).toBe(frame);
+    });
+  });
+
+  describe("Rule (a continuation stored as its own message, issue 33)", () => {
+    it("Think: once a frame shows the continuation stored after the tool call's message, it lands there, once", () => {
+      const { list, turn } = observedTurn([user("u1"), toolCallMessage("a1", "c1", "output-available")]);
+      const message = streamContinuation(turn, "Tool said");
+      turn.mergeUnlessDiverged(message);
+      // Before the server says where it stored it, the continuation extends the tool call's message.
+      expect(idsOf(list.messages)).toEqual(["u1", "a1"]);
+      expect(textOf(list.messages[1])).toBe("Tool said");
+      // Think's transcript: the tool call's message as it was, the continuation as a new message.
+      const next = turn.overFrame([user("u1"), toolCallMessage("a1", "c1", "output-available"), assistant("a2", "Tool")]);
+      expect(idsOf(next)).toEqual(["u1", "a1", "a2"]);
+      expect(next[1]!.parts).toHaveLength(1);
+      expect(textOf(next[1])).toBe("");
+      expect(textOf(next[2])).toBe("Tool said");
+      list.messages = next;
+      // The stream's end merges into the stored message, not back into the tool call's.
+      message.apply({ type: "text-delta", id: "t", delta: ": 5" });
+      turn.mergeUnlessDiverged(message);
+      expect(idsOf(list.messages)).toEqual(["u1", "a1", "a2"]);
+      expect(list.messages.map(textOf)).toEqual(["u1", "", "Tool said: 5"]);
+    });
+
+    it("AIChatAgent: a continuation stored in the message it extends stays there", () => {
+      const { list, turn } = observedTurn([user("u1"), toolCallMessage("a1", "c1", "output-available")]);
+      const message = streamContinuation(turn, "Tool said");
+      turn.mergeUnlessDiverged(message);
+      const stored: UIMessage = { ...toolCallMessage("a1", "c1", "output-available") };
+      stored.parts = [...stored.parts, { type: "text", text: "Tool" }];
+      const next = turn.overFrame([user("u1"), stored]);
+      expect(idsOf(next)).toEqual(["u1", "a1"]);
+      expect(next[1]!.parts).toHaveLength(2);
+      expect(textOf(next[1])).toBe("Tool said");
+      list.messages = next;
+      turn.mergeUnlessDiverged(message);
+      expect(idsOf(list.messages)).toEqual(["u1", "a1"]);
+      expect(textOf(list.messages[1])).toBe("Tool said");
+    });
+
+    it("an assistant message after the extended one whose text the continuation's does not match is left alone", () => {
+      const { turn } = observedTurn([user("u1"), toolCallMessage("a1", "c1", "output-available")]);
+      turn.mergeUnlessDiverged(streamContinuation(turn, "Tool said"));
+      const next = turn.overFrame([user("u1"), toolCallMessage("a1", "c1", "output-available"), assistant("a2", "Other")]);
+      expect(textOf(next[1])).toBe("Tool said");
+      expect(textOf(next[2])).toBe("Other");
     });
   });
 

@@ -333,4 +333,32 @@ describe("transcript rules", () => {
       expect(idsOf(m.messages)).toEqual(["a"]);
     });
   });
+
+  describe("Rule (server-owned history, issue 33)", () => {
+    it("a connect-time transcript without a version (Think) makes setMessages change the screen only, with one warning", () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+      const { m, io } = makeModel({ messages: [] as UIMessage[] });
+      applySnapshot(m, [user("u1")], true);
+      expect(m.base.serverOwned).toBe(true);
+      localReplace(m, [user("a")], true);
+      localReplace(m, [user("b")], true);
+      expect(io.sent).toEqual([]);
+      expect(idsOf(m.messages)).toEqual(["b"]);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]![0])).toContain("Think");
+      warn.mockRestore();
+    });
+
+    it("a versioned connect frame (the ordered server half) or a plain broadcast leaves the server writable", () => {
+      const ordered = makeModel({ messages: [] as UIMessage[] });
+      applySnapshot(ordered.m, [user("u1")], true, 1);
+      const broadcast = makeModel({ messages: [] as UIMessage[] });
+      applySnapshot(broadcast.m, [user("u1")], false);
+      for (const { m, io } of [ordered, broadcast]) {
+        expect(m.base.serverOwned).toBe(false);
+        localReplace(m, [user("a")], true);
+        expect(io.sent).toEqual([{ type: "cf_agent_chat_messages", messages: [user("a")] }]);
+      }
+    });
+  });
 });
