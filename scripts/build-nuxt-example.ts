@@ -213,14 +213,18 @@ async function main(): Promise<void> {
       });
 
       const html = await (await fetch(mdUrl)).text();
-      // Vue's SSR marks fragments with comments (`<strong><!--[-->Markdown<!--]--></strong>`): read the markup without them.
-      const stored = html.slice(html.indexOf('data-testid="stored-messages"')).replace(/<!--[\s\S]*?-->/g, "");
+      // The rendered messages, without Nuxt's payload (a <script> that holds the raw text) and without the comments
+      // Vue's SSR marks fragments with (`<strong><!--[-->Markdown<!--]--></strong>`).
+      const stored = html
+        .slice(html.indexOf('data-testid="stored-messages"'))
+        .replace(/<script\b[\s\S]*?<\/script>/gi, "")
+        .replace(/<!--[\s\S]*?-->/g, "");
       check(/<strong[^>]*>Markdown<\/strong>/.test(stored), "the server's HTML does not render **Markdown** as <strong>");
       check((stored.match(/<li\b/g) ?? []).length >= 6, "the server's HTML does not render the reply's lists as <li>");
       check(/<pre\b[\s\S]*useAgentChat/.test(stored), "the server's HTML does not render the code block as <pre>");
       check(!stored.includes("**Markdown**"), "the server's HTML shows raw Markdown");
       check(stored.includes("&lt;img src=x"), "the server's HTML does not show the quoted HTML as text");
-      check(!/<img[^>]*onerror/i.test(html.replace(/<script\b[\s\S]*?<\/script>/gi, "")), "the server's HTML holds an <img> from a reply");
+      check(!/<img[^>]*onerror/i.test(stored), "the server's HTML holds an <img> from a reply");
     });
 
     await phase("Stop stops this tab's reply", async () => {
