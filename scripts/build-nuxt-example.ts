@@ -189,8 +189,9 @@ async function main(): Promise<void> {
               if (!scroller || !composer || !firstLine) return "the scroll box, the composer or the reply's first line is missing";
               if (composer.top < 0 || composer.bottom > window.innerHeight + 0.5)
                 return `the composer (${composer.top.toFixed(0)}–${composer.bottom.toFixed(0)} px) is outside the window (0–${window.innerHeight} px)`;
-              if (firstLine.top < scroller.top - 0.5 || firstLine.bottom > composer.top + 0.5)
-                return `the reply's first line (${firstLine.top.toFixed(0)}–${firstLine.bottom.toFixed(0)} px) is outside the visible messages (${scroller.top.toFixed(0)}–${composer.top.toFixed(0)} px)`;
+              const top = Math.max(scroller.top, 0);
+              if (firstLine.top < top - 0.5 || firstLine.bottom > composer.top + 0.5)
+                return `the reply's first line (${firstLine.top.toFixed(0)}–${firstLine.bottom.toFixed(0)} px) is outside the visible messages (${top.toFixed(0)}–${composer.top.toFixed(0)} px)`;
               return "";
             }, ASSISTANT);
           // UChatMessages scrolls smoothly: wait for the placement to hold, then name what is wrong if it never does.
