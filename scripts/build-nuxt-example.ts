@@ -10,8 +10,11 @@
  * 4. in headless Chromium: a reply streams in `UChatMessages`;
  * 5. the server's HTML for that conversation holds the stored messages, and a
  *    fresh page shows them without reading `/get-messages` on its first open;
- * 6. Stop stops this tab's reply (the agent is told, the text stops growing);
- * 7. a turn sent from a second tab shows as streaming in the first
+ * 6. a reply renders as Markdown (bold, a list, code) live and in the
+ *    server's HTML; HTML in a reply shows as text; after the reply, its first
+ *    line and the composer are both in view (desktop and phone sizes);
+ * 7. Stop stops this tab's reply (the agent is told, the text stops growing);
+ * 8. a turn sent from a second tab shows as streaming in the first
  *    (`UChatMessages` and the submit button), then settles.
  * No page may report an error or a warning. Screenshot: artifacts/nuxt/page.png.
  *
@@ -159,6 +162,71 @@ async function main(): Promise<void> {
         check(plain(shown).includes(plain(reply)), `the live chat does not show the server-rendered reply: "${shown}"`);
         check(reads.length === 0, `the client read the transcript again on its first open: ${reads.join(", ")}`);
       });
+    });
+
+    await phase("replies render as Markdown, safely; the reply's first line and the composer stay in view", async () => {
+      const mdUrl = `${server.origin}/?c=${conversation}-md`;
+      for (const viewport of [
+        { width: 1280, height: 720 },
+        { width: 390, height: 664 }
+      ]) {
+        await withPage(openBrowser, mdUrl, async (page, frames) => {
+          await page.setViewportSize(viewport);
+          await expect(page.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+          await askAndStream(page, frames, "/markdown");
+          await expect(messagesList(page)).toHaveAttribute("data-status", "ready", { timeout: TIMEOUT });
+          const reply = page.locator(ASSISTANT).last();
+          await expect(reply.locator("strong").first()).toHaveText("Markdown");
+          await expect(reply.locator("ul > li")).toHaveCount(3);
+          await expect(reply.locator("code", { hasText: "inline code" })).toBeVisible();
+          await expect(reply.locator("pre")).toContainText('useAgentChat({ agent: "ChatAgent" })');
+          check(!(await reply.innerText()).includes("**"), `the reply shows raw Markdown: ${await reply.innerText()}`);
+          const placement = () =>
+            page.evaluate((selector) => {
+              const scroller = document.querySelector('[data-testid="chat-scroller"]')?.getBoundingClientRect();
+              const composer = document.querySelector('[data-testid="chat-input"]')?.getBoundingClientRect();
+              const reply = [...document.querySelectorAll(selector)].at(-1);
+              const firstLine = reply?.querySelector('[data-slot="content"] p')?.getBoundingClientRect();
+              if (!scroller || !composer || !firstLine) return "the scroll box, the composer or the reply's first line is missing";
+              if (composer.top < 0 || composer.bottom > window.innerHeight + 0.5)
+                return `the composer (${composer.top.toFixed(0)}–${composer.bottom.toFixed(0)} px) is outside the window (0–${window.innerHeight} px)`;
+              const top = Math.max(scroller.top, 0);
+              if (firstLine.top < top - 0.5 || firstLine.bottom > composer.top + 0.5)
+                return `the reply's first line (${firstLine.top.toFixed(0)}–${firstLine.bottom.toFixed(0)} px) is outside the visible messages (${top.toFixed(0)}–${composer.top.toFixed(0)} px)`;
+              return "";
+            }, ASSISTANT);
+          // UChatMessages scrolls smoothly: wait for the placement to hold, then name what is wrong if it never does.
+          const placed = await until(async () => ((await placement()) === "" ? true : undefined), 5_000, "the reply and the composer to be in view").catch(
+            () => false
+          );
+          check(placed, `${viewport.width}×${viewport.height}: ${await placement()}`);
+          await page.screenshot({ path: join(OUT, `markdown-${viewport.width}.png`) });
+        });
+      }
+
+      await withPage(openBrowser, mdUrl, async (page, frames) => {
+        await expect(page.getByText("Connection: open")).toBeVisible({ timeout: TIMEOUT });
+        // The demo agent quotes the question in its reply, so this puts HTML and component syntax into a reply.
+        await askAndStream(page, frames, '<img src=x onerror="window.pwned=1"> ::script');
+        const reply = page.locator(ASSISTANT).last();
+        await expect(reply).toContainText('<img src=x onerror="window.pwned=1">');
+        await expect(reply.locator("img, script, iframe")).toHaveCount(0);
+        check((await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)) === undefined, "HTML in a reply ran a script");
+      });
+
+      const html = await (await fetch(mdUrl)).text();
+      // The rendered messages, without Nuxt's payload (a <script> that holds the raw text) and without the comments
+      // Vue's SSR marks fragments with (`<strong><!--[-->Markdown<!--]--></strong>`).
+      const stored = html
+        .slice(html.indexOf('data-testid="stored-messages"'))
+        .replace(/<script\b[\s\S]*?<\/script>/gi, "")
+        .replace(/<!--[\s\S]*?-->/g, "");
+      check(/<strong[^>]*>Markdown<\/strong>/.test(stored), "the server's HTML does not render **Markdown** as <strong>");
+      check((stored.match(/<li\b/g) ?? []).length >= 6, "the server's HTML does not render the reply's lists as <li>");
+      check(/<pre\b[\s\S]*useAgentChat/.test(stored), "the server's HTML does not render the code block as <pre>");
+      check(!stored.includes("**Markdown**"), "the server's HTML shows raw Markdown");
+      check(stored.includes("&lt;img src=x"), "the server's HTML does not show the quoted HTML as text");
+      check(!/<img[^>]*onerror/i.test(stored), "the server's HTML holds an <img> from a reply");
     });
 
     await phase("Stop stops this tab's reply", async () => {

@@ -8,7 +8,8 @@ export default defineNuxtConfig({
   compatibilityDate: "2026-11-01",
   devtools: { enabled: false },
   telemetry: false,
-  modules: ["@nuxt/ui"],
+  // @comark/nuxt: Markdown in replies (ChatMarkdown), drawn with Nuxt UI's prose components.
+  modules: ["@nuxt/ui", "@comark/nuxt"],
   css: ["~/assets/css/main.css"],
   // Offline builds: no web fonts fetched at build time (Nuxt UI's @nuxt/fonts is off),
   // and icons come from the installed @iconify-json/lucide, never from the Iconify API.

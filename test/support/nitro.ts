@@ -28,16 +28,17 @@ export async function startNitro(appDir: string, env: NodeJS.ProcessEnv): Promis
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const origin = `http://${host}:${port}`;
   const server: NitroServer = { origin, child, output: () => output, stop: () => void child.kill("SIGTERM") };
-  const deadline = Date.now() + 20_000;
+  // The first render loads the page's modules and reads a transcript: on a busy machine it takes seconds.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the Nitro server exited (${child.exitCode}):\n${output}`);
     try {
-      await fetch(origin, { signal: AbortSignal.timeout(2_000) }).then((response) => response.arrayBuffer());
+      await fetch(origin, { signal: AbortSignal.timeout(15_000) }).then((response) => response.arrayBuffer());
       return server;
     } catch {
       if (Date.now() > deadline) {
         server.stop();
-        throw new Error(`the Nitro server did not answer within 20 s:\n${output}`);
+        throw new Error(`the Nitro server did not answer within 60 s:\n${output}`);
       }
       await new Promise((wait) => setTimeout(wait, 150));
     }

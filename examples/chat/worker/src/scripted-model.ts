@@ -86,6 +86,8 @@ function planReply(prompt: Prompt, toolNames: Set<string>): Plan {
 
   if (/^\/story\b/.test(lower) || /\bstory\b/.test(lower)) return { kind: "text", text: STORY };
 
+  if (/^\/markdown\b/.test(lower)) return { kind: "text", text: MARKDOWN };
+
   if (/^\/help\b/.test(lower) || /^(hi|hello|hey)\b/.test(lower) || lower === "") {
     return { kind: "text", text: HELP };
   }
@@ -116,6 +118,21 @@ const STORY = [
   "Or press Stop, and I will stop right here, mid-sentence, because the server hears you too.",
   "The end."
 ].join(" ");
+
+/** A reply in Markdown, for pages that render it (e.g. examples/nuxt): emphasis, a list, code. */
+const MARKDOWN = [
+  "Here is **Markdown** from the agent, as a model would write it:",
+  "",
+  "- **bold** and *italic* text",
+  "- a list with `inline code`",
+  "- and a code block:",
+  "",
+  "```",
+  'const chat = useAgentChat({ agent: "ChatAgent" });',
+  "```",
+  "",
+  "That's all."
+].join("\n");
 
 const OPENERS = [
   (q: string) => `“${q}” — great question!`,
