@@ -1,5 +1,6 @@
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import type { AgentConnection } from "agents/chat/transport";
+import { type AddressedSocket, agentNameToKebab, httpAddressOf } from "./address";
 import type { Cell } from "./chat-state";
 
 type Listener = (event: MessageEvent) => void;
@@ -108,12 +109,192 @@ export function readCloseEvent(event: unknown): CloseInfo {
   };
 }
 
-/** The error a failed connection attempt is reported with (never the URL: it can hold tokens). */
-export function connectionFailure(label: string, event: CloseInfo, attempt: number): Error {
-  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
-  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
+/** What a plain HTTP request to an agent's address answered (`status` null: no answer at all). */
+export interface ProbeAnswer {
+  status: number | null;
+  statusText: string;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  426: "Upgrade Required",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable"
+};
+
+/** Why the answer means the socket could not open, and what to check. */
+function explain(agent: string, answer: ProbeAnswer): { cause: string; hint: string } {
+  const { status } = answer;
+  if (status === null) {
+    return {
+      cause: ": no answer from the server",
+      hint: "It may be down or unreachable, the host may be wrong, or it does not allow this page's origin."
+    };
+  }
+  const http = `HTTP ${status}${answer.statusText ? ` (${answer.statusText})` : ""}`;
+  const segment = agentNameToKebab(agent);
+  if (status === 400 || status === 404) {
+    return {
+      cause: `: the server answered ${http} instead of opening a WebSocket`,
+      hint:
+        `Check that the agent class is named "${agent}" and exported from the worker, that a Durable Object binding ` +
+        `whose name kebab-cases to "${segment}" (e.g. "${agent}") points at it in the wrangler config, and that the ` +
+        "worker's fetch handler passes requests to routeAgentRequest()."
+    };
+  }
+  if (status === 401 || status === 403) {
+    return {
+      cause: `: the server refused with ${http}`,
+      hint: "Check the credentials sent in `query`, and the agent's onBeforeConnect / onBeforeRequest."
+    };
+  }
+  if (status >= 500) {
+    return { cause: `: the server failed with ${http}`, hint: "The worker or the agent threw; its logs (wrangler tail) say why." };
+  }
+  return {
+    cause: `: the server answered ${http}, not a WebSocket`,
+    hint: "Check that requests to this address reach routeAgentRequest() (a static-asset or SPA fallback may answer first) and that the host is right."
+  };
+}
+
+/** Where a failed connection attempt was pointed, and what a probe learned about it. */
+export interface FailureContext {
+  /** The agent's class name as the caller gave it. */
+  agent?: string;
+  /** The agent's HTTP address without its query (tokens never reach messages). */
+  url?: string | null;
+  answer?: ProbeAnswer;
+}
+
+/**
+ * The error a failed connection attempt is reported with, in people's words:
+ * the agent, its address (never the query: it can hold tokens), what the
+ * server answered when a probe learned it, a hint, and the retry count. A
+ * close code of an attempt that never opened says nothing useful and is left out.
+ */
+export function connectionFailure(label: string, attempt: number, context: FailureContext = {}): Error {
+  const where = context.url ? ` at ${context.url}` : "";
+  const { cause, hint } = context.answer ? explain(context.agent ?? label.split("/")[0] ?? label, context.answer) : { cause: "", hint: "" };
+  const error = new Error(`Could not connect to agent ${label}${where}${cause}; retrying (attempt ${attempt}).${hint ? ` ${hint}` : ""}`);
   error.name = "AgentConnectionError";
   return error;
+}
+
+/** Failed opens in a row before the address is probed. */
+export const PROBE_AFTER_FAILURES = 2;
+/** Probes one socket may make in its lifetime, however often it fails. */
+export const MAX_PROBES = 3;
+
+interface Diagnosis {
+  /** The probe of the current run of failures, once started. */
+  answer?: Promise<ProbeAnswer>;
+  /** Its result, once in. */
+  known?: ProbeAnswer;
+  probes: number;
+  warned: boolean;
+}
+
+/** Shared by every listener of one socket (useAgent and a chat on it probe and warn once between them). */
+const diagnoses = new WeakMap<object, Diagnosis>();
+
+function diagnosisOf(socket: object): Diagnosis {
+  let diagnosis = diagnoses.get(socket);
+  if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0, warned: false }));
+  return diagnosis;
+}
+
+/** The socket's URL as an http(s) URL, query included (the probe must be asked what the socket asked). */
+function probeUrlOf(socket: AddressedSocket): string | null {
+  let raw: string | undefined;
+  try {
+    raw = typeof socket.getHttpUrl === "function" ? socket.getHttpUrl() : socket._pkurl;
+  } catch {
+    raw = undefined;
+  }
+  if (!raw || typeof fetch !== "function") return null;
+  const url = raw.replace(/^ws(s?):\/\//, "http$1://");
+  return /^https?:\/\//.test(url) ? url : null;
+}
+
+async function probe(url: string): Promise<ProbeAnswer> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  try {
+    const response = await fetch(url, { method: "GET", cache: "no-store", signal: controller.signal });
+    void response.body?.cancel().catch(() => {});
+    return { status: response.status, statusText: response.statusText || STATUS_TEXT[response.status] || "" };
+  } catch {
+    return { status: null, statusText: "" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Rule (a refused socket is explained): a browser WebSocket never tells why
+ * its upgrade failed. After PROBE_AFTER_FAILURES failed opens in a row, one
+ * plain `fetch` of the same address learns the HTTP status (400 for an agent
+ * name no binding matches, 401/403 for a refused token…); one probe per run
+ * of failures, at most MAX_PROBES per socket, none once it opened. `report`
+ * gets the answer and an error to publish; the console hears of it once per socket.
+ */
+export class FailureProbe {
+  readonly #socket: AgentSocket & AddressedSocket;
+  readonly #label: string;
+  readonly #agent: string | undefined;
+
+  constructor(socket: AgentSocket, label: string, agent?: string) {
+    this.#socket = socket as AgentSocket & AddressedSocket;
+    this.#label = label;
+    this.#agent = agent;
+  }
+
+  /** The address shown in messages: no query, no trailing slash. */
+  get url(): string | null {
+    return httpAddressOf(this.#socket);
+  }
+
+  /** The error for failed attempt `attempt`, with what an earlier probe of this run learned. */
+  failure(attempt: number): Error {
+    return connectionFailure(this.#label, attempt, { agent: this.#agent, url: this.url, answer: diagnoses.get(this.#socket)?.known });
+  }
+
+  /** Starts the probe when this failure calls for one; `report` gets the explained error unless `stale()` by then. */
+  afterFailure(attempt: number, stale: () => boolean, report: (error: Error) => void): void {
+    if (attempt < PROBE_AFTER_FAILURES) return;
+    const diagnosis = diagnosisOf(this.#socket);
+    if (!diagnosis.answer) {
+      const url = probeUrlOf(this.#socket);
+      if (!url || diagnosis.probes >= MAX_PROBES) return;
+      diagnosis.probes++;
+      diagnosis.answer = probe(url).then((answer) => {
+        if (diagnoses.get(this.#socket) === diagnosis && diagnosis.answer) diagnosis.known = answer;
+        return answer;
+      });
+    }
+    const pending = diagnosis.answer;
+    void pending.then(() => {
+      if (stale() || diagnosis.answer !== pending) return;
+      const error = this.failure(attempt);
+      if (!diagnosis.warned) {
+        diagnosis.warned = true;
+        console.warn(`[agents-vue] ${error.message}`);
+      }
+      report(error);
+    });
+  }
+
+  /** The socket opened: the next run of failures probes afresh (within MAX_PROBES). */
+  opened(): void {
+    const diagnosis = diagnoses.get(this.#socket);
+    if (!diagnosis) return;
+    diagnosis.answer = undefined;
+    diagnosis.known = undefined;
+  }
 }
 
 /**
@@ -138,12 +319,14 @@ export class SocketBridge {
   readonly #socket: AgentSocket;
   readonly #handlers: SocketHandlers;
   readonly #cells: ConnectionCells;
+  readonly #probe: FailureProbe;
   #failedAttempts = 0;
 
   constructor(socket: AgentSocket, handlers: SocketHandlers, cells: ConnectionCells) {
     this.#socket = socket;
     this.#handlers = handlers;
     this.#cells = cells;
+    this.#probe = new FailureProbe(socket, cells.label);
     this.#openedThisAttempt = this.isOpen;
     cells.connectionError.value = socket.connectionError ?? null;
     cells.connection.value = this.isOpen ? "open" : "connecting";
@@ -261,6 +444,7 @@ export class SocketBridge {
     this.#openedThisAttempt = true;
     this.finalClose = false;
     this.#failedAttempts = 0;
+    this.#probe.opened();
     this.#cells.connection.value = "open";
     this.#cells.connectionError.value = null;
     this.#handlers.open();
@@ -278,14 +462,20 @@ export class SocketBridge {
     const cells = this.#cells;
     cells.connection.value = this.finalClose ? "closed" : "connecting";
     // An attempt that never opened: the address is unreachable or refused.
-    if (!opened) cells.connectionError.value = this.#socket.connectionError ?? connectionFailure(cells.label, event, ++this.#failedAttempts);
-    else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
+    if (!opened) {
+      const attempt = ++this.#failedAttempts;
+      cells.connectionError.value = this.#socket.connectionError ?? this.#probe.failure(attempt);
+      if (!this.finalClose) {
+        const stale = () => this.#disposed || this.#openedThisAttempt || this.#failedAttempts !== attempt || this.finalClose;
+        this.#probe.afterFailure(attempt, stale, (error) => (cells.connectionError.value = error));
+      }
+    } else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
     this.#handlers.close(event);
     if (opened || this.finalClose) this.#interruptStreams(event.code);
   };
 
   readonly #onError = () => {
     if (this.#disposed) return;
-    if (!this.#openedThisAttempt) this.#cells.connectionError.value ??= connectionFailure(this.#cells.label, {}, this.#failedAttempts + 1);
+    if (!this.#openedThisAttempt) this.#cells.connectionError.value ??= this.#probe.failure(this.#failedAttempts + 1);
   };
 }
