@@ -152,6 +152,12 @@ function explain(agent: string, answer: ProbeAnswer): { cause: string; hint: str
       hint: "Check the credentials sent in `query`, and the agent's onBeforeConnect / onBeforeRequest."
     };
   }
+  if (status === 502 || status === 503 || status === 504) {
+    return {
+      cause: `: the server answered ${http}`,
+      hint: "Something in between (a dev proxy, a gateway) could not reach the agent's worker: check that it is running."
+    };
+  }
   if (status >= 500) {
     return { cause: `: the server failed with ${http}`, hint: "The worker or the agent threw; its logs (wrangler tail) say why." };
   }

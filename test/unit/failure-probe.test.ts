@@ -44,7 +44,8 @@ describe("connectionFailure", () => {
     expect(message(400)).toContain('kebab-cases to "my-agent"');
     expect(message(404)).toContain("routeAgentRequest()");
     expect(message(401)).toContain("`query`");
-    expect(message(503)).toContain("wrangler tail");
+    expect(message(500)).toContain("wrangler tail");
+    expect(message(502)).toContain("could not reach the agent's worker");
     expect(message(200)).toContain("SPA fallback");
     expect(message(null)).toContain("no answer from the server");
   });
