@@ -205,7 +205,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
           // The attempt never opened: unreachable or refused; PartySocket retries.
           const attempt = ++connection.failedAttempts;
           connectionError.value = probe.failure(attempt);
-          const stale = () => !isLive() || connection.openedThisAttempt || connection.failedAttempts !== attempt || status.value !== "connecting";
+          const stale = () => !isLive() || connection.failedAttempts !== attempt || status.value !== "connecting";
           probe.afterFailure(attempt, stale, (error) => (connectionError.value = error));
         }
         if (ready.settled) ready = deferred();

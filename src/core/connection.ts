@@ -112,64 +112,27 @@ export function readCloseEvent(event: unknown): CloseInfo {
 /** What a plain HTTP request to an agent's address answered (`status` null: no answer at all). */
 export interface ProbeAnswer {
   status: number | null;
-  statusText: string;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  426: "Upgrade Required",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable"
-};
-
-/** Why the answer means the socket could not open, and what to check. */
-function explain(agent: string, answer: ProbeAnswer): { cause: string; hint: string } {
-  const { status } = answer;
-  if (status === null) {
-    return {
-      cause: ": no answer from the server",
-      hint: "It may be down or unreachable, the host may be wrong, or it does not allow this page's origin."
-    };
-  }
-  const http = `HTTP ${status}${answer.statusText ? ` (${answer.statusText})` : ""}`;
-  const segment = agentNameToKebab(agent);
+/** What the answer means for a socket that could not open, and what to check. */
+function explain(agent: string, { status }: ProbeAnswer): [cause: string, hint: string] {
+  if (status === null) return [": no answer from the server", "Is it running, and does it allow this origin?"];
+  const http = `HTTP ${status}`;
   if (status === 400 || status === 404) {
-    return {
-      cause: `: the server answered ${http} instead of opening a WebSocket`,
-      hint:
-        `Check that the agent class is named "${agent}" and exported from the worker, that a Durable Object binding ` +
-        `whose name kebab-cases to "${segment}" (e.g. "${agent}") points at it in the wrangler config, and that the ` +
-        "worker's fetch handler passes requests to routeAgentRequest()."
-    };
+    return [
+      `: the server answered ${http}, not a WebSocket`,
+      `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
+        `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+    ];
   }
-  if (status === 401 || status === 403) {
-    return {
-      cause: `: the server refused with ${http}`,
-      hint: "Check the credentials sent in `query`, and the agent's onBeforeConnect / onBeforeRequest."
-    };
-  }
-  if (status === 502 || status === 503 || status === 504) {
-    return {
-      cause: `: the server answered ${http}`,
-      hint: "Something in between (a dev proxy, a gateway) could not reach the agent's worker: check that it is running."
-    };
-  }
-  if (status >= 500) {
-    return { cause: `: the server failed with ${http}`, hint: "The worker or the agent threw; its logs (wrangler tail) say why." };
-  }
-  return {
-    cause: `: the server answered ${http}, not a WebSocket`,
-    hint: "Check that requests to this address reach routeAgentRequest() (a static-asset or SPA fallback may answer first) and that the host is right."
-  };
+  if (status === 401 || status === 403) return [`: the server refused with ${http}`, "Check the credentials in `query` and onBeforeConnect."];
+  if (status > 501 && status < 505) return [`: the server answered ${http}`, "A proxy could not reach the worker: is it running?"];
+  return [`: the server answered ${http}, not a WebSocket`, "Check that this address reaches routeAgentRequest(), and the worker's logs."];
 }
 
 /** Where a failed connection attempt was pointed, and what a probe learned about it. */
 export interface FailureContext {
-  /** The agent's class name as the caller gave it. */
+  /** The agent's class name as the caller gave it (default: the label's first segment). */
   agent?: string;
   /** The agent's HTTP address without its query (tokens never reach messages). */
   url?: string | null;
@@ -182,10 +145,9 @@ export interface FailureContext {
  * server answered when a probe learned it, a hint, and the retry count. A
  * close code of an attempt that never opened says nothing useful and is left out.
  */
-export function connectionFailure(label: string, attempt: number, context: FailureContext = {}): Error {
-  const where = context.url ? ` at ${context.url}` : "";
-  const { cause, hint } = context.answer ? explain(context.agent ?? label.split("/")[0] ?? label, context.answer) : { cause: "", hint: "" };
-  const error = new Error(`Could not connect to agent ${label}${where}${cause}; retrying (attempt ${attempt}).${hint ? ` ${hint}` : ""}`);
+export function connectionFailure(label: string, attempt: number, { agent, url, answer }: FailureContext = {}): Error {
+  const [cause, hint] = answer ? explain(agent ?? label.split("/")[0]!, answer) : ["", ""];
+  const error = new Error(`Could not connect to agent ${label}${url ? ` at ${url}` : ""}${cause}; retrying (attempt ${attempt}).${hint && ` ${hint}`}`);
   error.name = "AgentConnectionError";
   return error;
 }
@@ -201,105 +163,75 @@ interface Diagnosis {
   /** Its result, once in. */
   known?: ProbeAnswer;
   probes: number;
-  warned: boolean;
+  warned?: boolean;
 }
 
-/** Shared by every listener of one socket (useAgent and a chat on it probe and warn once between them). */
+/** Shared by every listener of one socket: useAgent and a chat on it probe and warn once between them. */
 const diagnoses = new WeakMap<object, Diagnosis>();
-
-function diagnosisOf(socket: object): Diagnosis {
-  let diagnosis = diagnoses.get(socket);
-  if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0, warned: false }));
-  return diagnosis;
-}
-
-/** The socket's URL as an http(s) URL, query included (the probe must be asked what the socket asked). */
-function probeUrlOf(socket: AddressedSocket): string | null {
-  let raw: string | undefined;
-  try {
-    raw = typeof socket.getHttpUrl === "function" ? socket.getHttpUrl() : socket._pkurl;
-  } catch {
-    raw = undefined;
-  }
-  if (!raw || typeof fetch !== "function") return null;
-  const url = raw.replace(/^ws(s?):\/\//, "http$1://");
-  return /^https?:\/\//.test(url) ? url : null;
-}
-
-async function probe(url: string): Promise<ProbeAnswer> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 10_000);
-  try {
-    const response = await fetch(url, { method: "GET", cache: "no-store", signal: controller.signal });
-    void response.body?.cancel().catch(() => {});
-    return { status: response.status, statusText: response.statusText || STATUS_TEXT[response.status] || "" };
-  } catch {
-    return { status: null, statusText: "" };
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Rule (a refused socket is explained): a browser WebSocket never tells why
  * its upgrade failed. After PROBE_AFTER_FAILURES failed opens in a row, one
- * plain `fetch` of the same address learns the HTTP status (400 for an agent
- * name no binding matches, 401/403 for a refused token…); one probe per run
- * of failures, at most MAX_PROBES per socket, none once it opened. `report`
- * gets the answer and an error to publish; the console hears of it once per socket.
+ * plain `fetch` of the same address (query included) learns the HTTP status
+ * (400 for an agent name no binding matches, 401/403 for a refused token…):
+ * one probe per run of failures, at most MAX_PROBES per socket. The error
+ * then names the status and a hint; the console hears of it once per socket.
  */
 export class FailureProbe {
-  readonly #socket: AgentSocket & AddressedSocket;
+  readonly #socket: AddressedSocket;
   readonly #label: string;
   readonly #agent: string | undefined;
 
   constructor(socket: AgentSocket, label: string, agent?: string) {
-    this.#socket = socket as AgentSocket & AddressedSocket;
+    this.#socket = socket as AddressedSocket;
     this.#label = label;
     this.#agent = agent;
   }
 
-  /** The address shown in messages: no query, no trailing slash. */
-  get url(): string | null {
-    return httpAddressOf(this.#socket);
-  }
-
-  /** The error for failed attempt `attempt`, with what an earlier probe of this run learned. */
+  /** The error for failed attempt `attempt`, with what a probe of this run learned. */
   failure(attempt: number): Error {
-    return connectionFailure(this.#label, attempt, { agent: this.#agent, url: this.url, answer: diagnoses.get(this.#socket)?.known });
+    const answer = diagnoses.get(this.#socket)?.known;
+    return connectionFailure(this.#label, attempt, { agent: this.#agent, url: httpAddressOf(this.#socket), answer });
   }
 
-  /** Starts the probe when this failure calls for one; `report` gets the explained error unless `stale()` by then. */
+  /** Probes when this failure calls for it; `report` gets the explained error unless `stale()` by then. */
   afterFailure(attempt: number, stale: () => boolean, report: (error: Error) => void): void {
+    const socket = this.#socket;
     if (attempt < PROBE_AFTER_FAILURES) return;
-    const diagnosis = diagnosisOf(this.#socket);
-    if (!diagnosis.answer) {
-      const url = probeUrlOf(this.#socket);
-      if (!url || diagnosis.probes >= MAX_PROBES) return;
-      diagnosis.probes++;
-      diagnosis.answer = probe(url).then((answer) => {
-        if (diagnoses.get(this.#socket) === diagnosis && diagnosis.answer) diagnosis.known = answer;
-        return answer;
+    let diagnosis = diagnoses.get(socket);
+    if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0 }));
+    const run = diagnosis;
+    if (!run.answer) {
+      let url: string | undefined;
+      try {
+        url = (socket.getHttpUrl?.() ?? socket._pkurl)?.replace(/^ws/, "http");
+      } catch {}
+      if (!url?.startsWith("http") || run.probes >= MAX_PROBES) return;
+      run.probes++;
+      const answer = fetch(url, { cache: "no-store", signal: AbortSignal.timeout(10_000) }).then(
+        (response) => ({ status: response.status }),
+        () => ({ status: null })
+      );
+      const pending: Promise<ProbeAnswer> = answer.then((known) => {
+        if (run.answer === pending) run.known = known;
+        return known;
       });
+      run.answer = pending;
     }
-    const pending = diagnosis.answer;
+    const pending = run.answer;
     void pending.then(() => {
-      if (stale() || diagnosis.answer !== pending) return;
+      if (stale() || run.answer !== pending) return;
       const error = this.failure(attempt);
-      if (!diagnosis.warned) {
-        diagnosis.warned = true;
-        console.warn(`[agents-vue] ${error.message}`);
-      }
+      if (!run.warned) console.warn(`[agents-vue] ${error.message}`);
+      run.warned = true;
       report(error);
     });
   }
 
   /** The socket opened: the next run of failures probes afresh (within MAX_PROBES). */
   opened(): void {
-    const diagnosis = diagnoses.get(this.#socket);
-    if (!diagnosis) return;
-    diagnosis.answer = undefined;
-    diagnosis.known = undefined;
+    const run = diagnoses.get(this.#socket);
+    if (run) run.answer = run.known = undefined;
   }
 }
 
@@ -472,7 +404,8 @@ export class SocketBridge {
       const attempt = ++this.#failedAttempts;
       cells.connectionError.value = this.#socket.connectionError ?? this.#probe.failure(attempt);
       if (!this.finalClose) {
-        const stale = () => this.#disposed || this.#openedThisAttempt || this.#failedAttempts !== attempt || this.finalClose;
+        // Opening resets the count, and any later close counts: either makes this probe's report stale.
+        const stale = () => this.#disposed || this.#failedAttempts !== attempt;
         this.#probe.afterFailure(attempt, stale, (error) => (cells.connectionError.value = error));
       }
     } else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;

@@ -19,9 +19,9 @@ describe("an agent name the worker does not know (issue 31, 5)", () => {
     const url = `http://${agentHost()}/agents/my-agent/${name}`;
     expect(message).toContain(`agent ${MISSING}/${name}`);
     expect(message).toContain(` at ${url}:`);
-    expect(message).toMatch(/HTTP 400 \(Bad Request\)/);
-    expect(message).toContain(`class is named "${MISSING}"`);
-    expect(message).toContain("Durable Object binding");
+    expect(message).toContain(": the server answered HTTP 400, not a WebSocket; retrying");
+    expect(message).toContain(`exports the class "${MISSING}"`);
+    expect(message).toContain("as a Durable Object");
     expect(message).toContain("routeAgentRequest()");
     expect(message).toMatch(/retrying \(attempt \d+\)/);
     expect(message).not.toContain("secret-token");

@@ -30,7 +30,7 @@ async function fail(probe: FailureProbe, attempt: number): Promise<Error | undef
 }
 
 /** The failure text after a probe got `status`. */
-const message = (status: number | null) => connectionFailure("MyAgent/x", 3, { url: "u", answer: { status, statusText: "" } }).message;
+const message = (status: number | null) => connectionFailure("MyAgent/x", 3, { url: "u", answer: { status } }).message;
 
 describe("connectionFailure", () => {
   it("names agent, address and attempt in words, without a close code", () => {
@@ -40,14 +40,14 @@ describe("connectionFailure", () => {
   });
 
   it("gives a hint per kind of answer", () => {
-    expect(message(400)).toContain('class is named "MyAgent"');
-    expect(message(400)).toContain('kebab-cases to "my-agent"');
+    expect(message(400)).toContain('exports the class "MyAgent"');
+    expect(message(400)).toContain('URL segment "my-agent"');
     expect(message(404)).toContain("routeAgentRequest()");
     expect(message(401)).toContain("`query`");
-    expect(message(500)).toContain("wrangler tail");
-    expect(message(502)).toContain("could not reach the agent's worker");
-    expect(message(200)).toContain("SPA fallback");
-    expect(message(null)).toContain("no answer from the server");
+    expect(message(500)).toContain("the worker's logs");
+    expect(message(502)).toContain("could not reach the worker");
+    expect(message(302)).toContain("not a WebSocket");
+    expect(message(null)).toContain("no answer from the server; retrying (attempt 3). Is it running");
   });
 });
 
@@ -61,7 +61,7 @@ describe("FailureProbe (Rule: a refused socket is explained)", () => {
     expect(calls).toEqual([]);
     const explained = await fail(probe, PROBE_AFTER_FAILURES);
     expect(calls).toEqual(["http://host.test/agents/my-agent/x?token=t"]);
-    expect(explained?.message).toContain("at http://host.test/agents/my-agent/x: the server answered HTTP 400 (Bad Request)");
+    expect(explained?.message).toContain("at http://host.test/agents/my-agent/x: the server answered HTTP 400, not a WebSocket");
     expect(explained?.message).not.toContain("token");
     // Later failures of the same run reuse the answer: no new request, no new warning.
     expect(probe.failure(PROBE_AFTER_FAILURES + 1).message).toContain("HTTP 400");
