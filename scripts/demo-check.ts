@@ -156,7 +156,8 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
   const conversationUrl = `${demo.url}#/c/welcome`;
 
   await step("the page loads and connects", async () => {
-    await page.goto(conversationUrl);
+    // The first load has Vite transform every module: on a busy machine that alone can take over 30 s.
+    await page.goto(conversationUrl, { timeout: 90_000 });
     await waitConnected(page);
     await expect(page.getByRole("heading", { name: "Chat with an AIChatAgent from Vue" })).toBeVisible();
     await expect(composer(page)).toBeFocused();
