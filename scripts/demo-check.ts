@@ -326,6 +326,10 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
   });
 
   await step("clear asks first; Cancel keeps the messages", async () => {
+    // The conversation was just reopened: its stored transcript may still be loading.
+    await waitIdle(page);
+    await expect(page.locator(".badge--stopped")).toHaveCount(0);
+    await expect.poll(async () => (await transcript(page)).length, { timeout: TIMEOUT }).toBeGreaterThan(0);
     const before = await transcript(page);
     await page.getByRole("button", { name: "Clear conversation" }).click();
     const dialog = page.getByRole("dialog", { name: "Clear this conversation?" });
