@@ -202,10 +202,7 @@ export class FailureProbe {
     if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0 }));
     const run = diagnosis;
     if (!run.answer) {
-      let url: string | undefined;
-      try {
-        url = (socket.getHttpUrl?.() ?? socket._pkurl)?.replace(/^ws/, "http");
-      } catch {}
+      const url = (socket._pkurl ?? socket.getHttpUrl?.())?.replace(/^ws/, "http");
       if (!url?.startsWith("http") || run.probes >= MAX_PROBES) return;
       run.probes++;
       const answer = fetch(url, { cache: "no-store", signal: AbortSignal.timeout(10_000) }).then(
