@@ -2,7 +2,7 @@ import { AgentClient, type AgentClientOptions, type CallOptions, type StreamOpti
 import type { MCPServersState } from "agents";
 import { computed, markRaw, nextTick, shallowReadonly, shallowRef, toValue, watch } from "vue";
 import { type AddressedSocket, type SubAgentStep, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
-import { connectionFailure, readCloseEvent } from "./core/connection";
+import { type AgentSocket, FailureProbe, readCloseEvent } from "./core/connection";
 import type { ConnectionStatus } from "./core/session";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 import {
@@ -168,6 +168,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       failedAttempts: 0
     };
     self = connection;
+    const probe = new FailureProbe(client as unknown as AgentSocket, labelOf(at), leaf?.agent ?? at.agent);
     const signal = connection.listeners.signal;
 
     // AgentClient registered its own listeners in its constructor, so by the
@@ -178,6 +179,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         if (!isLive()) return;
         connection.openedThisAttempt = true;
         connection.failedAttempts = 0;
+        probe.opened();
         // The socket flushes its buffer before "open": everything queued is out.
         for (const call of connection.calls) call.sent = true;
         status.value = "open";
@@ -201,8 +203,10 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
           connectionError.value = client.connectionError;
         } else if (!opened && !final) {
           // The attempt never opened: unreachable or refused; PartySocket retries.
-          connection.failedAttempts++;
-          connectionError.value = connectionFailure(labelOf(at), event, connection.failedAttempts);
+          const attempt = ++connection.failedAttempts;
+          connectionError.value = probe.failure(attempt);
+          const stale = () => !isLive() || connection.failedAttempts !== attempt || status.value !== "connecting";
+          probe.afterFailure(attempt, stale, (error) => (connectionError.value = error));
         }
         if (ready.settled) ready = deferred();
         options.onClose?.(
@@ -216,7 +220,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       (event) => {
         if (!isLive()) return;
         if (!connection.openedThisAttempt && !connectionError.value) {
-          connectionError.value = connectionFailure(labelOf(at), {}, connection.failedAttempts + 1);
+          connectionError.value = probe.failure(connection.failedAttempts + 1);
         }
         options.onError?.(event);
       },

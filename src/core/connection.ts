@@ -1,5 +1,6 @@
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import type { AgentConnection } from "agents/chat/transport";
+import { type AddressedSocket, agentNameToKebab, httpAddressOf } from "./address";
 import type { Cell } from "./chat-state";
 
 type Listener = (event: MessageEvent) => void;
@@ -108,12 +109,127 @@ export function readCloseEvent(event: unknown): CloseInfo {
   };
 }
 
-/** The error a failed connection attempt is reported with (never the URL: it can hold tokens). */
-export function connectionFailure(label: string, event: CloseInfo, attempt: number): Error {
-  const detail = event.reason ? `: ${event.reason}` : event.code ? ` (close code ${event.code})` : "";
-  const error = new Error(`Could not connect to agent ${label}${detail}; attempt ${attempt}, retrying.`);
+/** What a plain HTTP request to an agent's address answered (`status` null: no answer at all). */
+export interface ProbeAnswer {
+  status: number | null;
+}
+
+/** What the answer means for a socket that could not open, and what to check. */
+function explain(agent: string, { status }: ProbeAnswer): [cause: string, hint: string] {
+  if (status === null) return [": no answer from the server", "Is it running, and does it allow this origin?"];
+  const http = `HTTP ${status}`;
+  if (status === 400 || status === 404) {
+    return [
+      `: the server answered ${http}, not a WebSocket`,
+      `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
+        `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+    ];
+  }
+  if (status === 401 || status === 403) return [`: the server refused with ${http}`, "Check the credentials in `query` and onBeforeConnect."];
+  if (status > 501 && status < 505) return [`: the server answered ${http}`, "A proxy could not reach the worker: is it running?"];
+  return [`: the server answered ${http}, not a WebSocket`, "Check that this address reaches routeAgentRequest(), and the worker's logs."];
+}
+
+/** Where a failed connection attempt was pointed, and what a probe learned about it. */
+export interface FailureContext {
+  /** The agent's class name as the caller gave it (default: the label's first segment). */
+  agent?: string;
+  /** The agent's HTTP address without its query (tokens never reach messages). */
+  url?: string | null;
+  answer?: ProbeAnswer;
+}
+
+/**
+ * The error a failed connection attempt is reported with, in people's words:
+ * the agent, its address (never the query: it can hold tokens), what the
+ * server answered when a probe learned it, a hint, and the retry count. A
+ * close code of an attempt that never opened says nothing useful and is left out.
+ */
+export function connectionFailure(label: string, attempt: number, { agent, url, answer }: FailureContext = {}): Error {
+  const [cause, hint] = answer ? explain(agent ?? label.split("/")[0]!, answer) : ["", ""];
+  const error = new Error(`Could not connect to agent ${label}${url ? ` at ${url}` : ""}${cause}; retrying (attempt ${attempt}).${hint && ` ${hint}`}`);
   error.name = "AgentConnectionError";
   return error;
+}
+
+/** Failed opens in a row before the address is probed. */
+export const PROBE_AFTER_FAILURES = 2;
+/** Probes one socket may make in its lifetime, however often it fails. */
+export const MAX_PROBES = 3;
+
+interface Diagnosis {
+  /** The probe of the current run of failures, once started. */
+  answer?: Promise<ProbeAnswer>;
+  /** Its result, once in. */
+  known?: ProbeAnswer;
+  probes: number;
+  warned?: boolean;
+}
+
+/** Shared by every listener of one socket: useAgent and a chat on it probe and warn once between them. */
+const diagnoses = new WeakMap<object, Diagnosis>();
+
+/**
+ * Rule (a refused socket is explained): a browser WebSocket never tells why
+ * its upgrade failed. After PROBE_AFTER_FAILURES failed opens in a row, one
+ * plain `fetch` of the same address (query included) learns the HTTP status
+ * (400 for an agent name no binding matches, 401/403 for a refused token…):
+ * one probe per run of failures, at most MAX_PROBES per socket. The error
+ * then names the status and a hint; the console hears of it once per socket.
+ */
+export class FailureProbe {
+  readonly #socket: AddressedSocket;
+  readonly #label: string;
+  readonly #agent: string | undefined;
+
+  constructor(socket: AgentSocket, label: string, agent?: string) {
+    this.#socket = socket as AddressedSocket;
+    this.#label = label;
+    this.#agent = agent;
+  }
+
+  /** The error for failed attempt `attempt`, with what a probe of this run learned. */
+  failure(attempt: number): Error {
+    const answer = diagnoses.get(this.#socket)?.known;
+    return connectionFailure(this.#label, attempt, { agent: this.#agent, url: httpAddressOf(this.#socket), answer });
+  }
+
+  /** Probes when this failure calls for it; `report` gets the explained error unless `stale()` by then. */
+  afterFailure(attempt: number, stale: () => boolean, report: (error: Error) => void): void {
+    const socket = this.#socket;
+    if (attempt < PROBE_AFTER_FAILURES) return;
+    let diagnosis = diagnoses.get(socket);
+    if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0 }));
+    const run = diagnosis;
+    if (!run.answer) {
+      const url = (socket._pkurl ?? socket.getHttpUrl?.())?.replace(/^ws/, "http");
+      if (!url?.startsWith("http") || run.probes >= MAX_PROBES) return;
+      run.probes++;
+      const answer = fetch(url, { cache: "no-store", signal: AbortSignal.timeout(10_000) }).then(
+        (response) => ({ status: response.status }),
+        () => ({ status: null })
+      );
+      const pending: Promise<ProbeAnswer> = answer.then((known) => {
+        if (run.answer === pending) run.known = known;
+        return known;
+      });
+      run.answer = pending;
+    }
+    const pending = run.answer;
+    void pending.then(() => {
+      if (stale() || run.answer !== pending) return;
+      const error = this.failure(attempt);
+      if (!run.warned) console.warn(`[agents-vue] ${error.message}`);
+      run.warned = true;
+      report(error);
+    });
+  }
+
+  /** The socket opened: the next run of failures probes afresh (within MAX_PROBES). */
+  opened(): void {
+    const run = diagnoses.get(this.#socket);
+    if (run) run.answer = run.known = undefined;
+  }
 }
 
 /**
@@ -138,12 +254,14 @@ export class SocketBridge {
   readonly #socket: AgentSocket;
   readonly #handlers: SocketHandlers;
   readonly #cells: ConnectionCells;
+  readonly #probe: FailureProbe;
   #failedAttempts = 0;
 
   constructor(socket: AgentSocket, handlers: SocketHandlers, cells: ConnectionCells) {
     this.#socket = socket;
     this.#handlers = handlers;
     this.#cells = cells;
+    this.#probe = new FailureProbe(socket, cells.label);
     this.#openedThisAttempt = this.isOpen;
     cells.connectionError.value = socket.connectionError ?? null;
     cells.connection.value = this.isOpen ? "open" : "connecting";
@@ -261,6 +379,7 @@ export class SocketBridge {
     this.#openedThisAttempt = true;
     this.finalClose = false;
     this.#failedAttempts = 0;
+    this.#probe.opened();
     this.#cells.connection.value = "open";
     this.#cells.connectionError.value = null;
     this.#handlers.open();
@@ -278,14 +397,21 @@ export class SocketBridge {
     const cells = this.#cells;
     cells.connection.value = this.finalClose ? "closed" : "connecting";
     // An attempt that never opened: the address is unreachable or refused.
-    if (!opened) cells.connectionError.value = this.#socket.connectionError ?? connectionFailure(cells.label, event, ++this.#failedAttempts);
-    else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
+    if (!opened) {
+      const attempt = ++this.#failedAttempts;
+      cells.connectionError.value = this.#socket.connectionError ?? this.#probe.failure(attempt);
+      if (!this.finalClose) {
+        // Opening resets the count, and any later close counts: either makes this probe's report stale.
+        const stale = () => this.#disposed || this.#failedAttempts !== attempt;
+        this.#probe.afterFailure(attempt, stale, (error) => (cells.connectionError.value = error));
+      }
+    } else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
     this.#handlers.close(event);
     if (opened || this.finalClose) this.#interruptStreams(event.code);
   };
 
   readonly #onError = () => {
     if (this.#disposed) return;
-    if (!this.#openedThisAttempt) this.#cells.connectionError.value ??= connectionFailure(this.#cells.label, {}, this.#failedAttempts + 1);
+    if (!this.#openedThisAttempt) this.#cells.connectionError.value ??= this.#probe.failure(this.#failedAttempts + 1);
   };
 }
