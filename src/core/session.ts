@@ -2,7 +2,7 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMe
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
+import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
@@ -54,6 +54,8 @@ export class ChatSession<M extends UIMessage> {
   #resumeKeptError: Error | undefined;
   /** The error the transport gave a request a socket close cut off (rule: a cut is not a failure). */
   #cutError: Error | undefined;
+  /** This client's turns a socket close cut off, until their end comes (rule: a cut is not a failure). */
+  readonly #cutTurns = new Set<string>();
   #continuationTimer: ReturnType<typeof setTimeout> | null = null;
   /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
@@ -198,6 +200,8 @@ export class ChatSession<M extends UIMessage> {
       this.#warnLimited("outbox", `${queued} message(s) wait for ${this.#config.label}, whose connection closed for good; they stay queued until it reconnects.`);
     }
     if (!wasOpen) return;
+    // The turns this client follows as its own now lose their ends (see `#cutTurnEnded`).
+    for (const id of this.#model.local) this.#cutTurns.add(id);
     socketClosed(this.#model);
     this.#scheduleReconcile();
   }
@@ -243,9 +247,22 @@ export class ChatSession<M extends UIMessage> {
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
         const readBack = onResponse(m, frame);
+        this.#cutTurnEnded(frame);
         return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
       }
     }
+  }
+
+  /**
+   * Rule (a cut is not a failure): a turn of this client's that a socket close cut off and that the reopened
+   * socket followed to a completed end leaves the chat ready, whatever a stream in between ended with (a
+   * resumed older turn that failed meanwhile). A newer request of this client's cannot have ended before it:
+   * the server runs turns in order.
+   */
+  #cutTurnEnded(frame: ResponseFrame): void {
+    if (!frame.done || !this.#cutTurns.delete(frame.id)) return;
+    const completed = !frame.error && (frame.outcome === undefined || frame.outcome === "completed");
+    if (completed && this.#state.status === "error" && !this.#model.local.has(frame.id)) this.clearError();
   }
 
   /**

@@ -248,4 +248,11 @@ describe("counterexamples the model property test found", () => {
     expect(first.split("\n").length).toBeGreaterThan(50);
     expect(second).toBe(first);
   });
+
+  it("Rule (a cut is not a failure): a regenerate the close cut off, followed to its end after the reconnect, leaves the chat ready although the resumed older turn failed meanwhile", async () => {
+    // Seed 1406377541 of `npm run test:model`, run 8392, shrunk.
+    const world = await play("up, deliver 1, send, up, turn, fail, regenerate, cut", { resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
+  });
 });
