@@ -246,8 +246,10 @@ export class ChatSession<M extends UIMessage> {
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
+        const followed = m.local.has(frame.id);
         const readBack = onResponse(m, frame);
-        this.#cutTurnEnded(frame);
+        if (followed) this.#cutTurns.delete(frame.id);
+        else this.#cutTurnEnded(frame);
         return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
       }
     }
@@ -257,12 +259,16 @@ export class ChatSession<M extends UIMessage> {
    * Rule (a cut is not a failure): a turn of this client's that a socket close cut off and that the reopened
    * socket followed to a completed end leaves the chat ready, whatever a stream in between ended with (a
    * resumed older turn that failed meanwhile). A newer request of this client's cannot have ended before it:
-   * the server runs turns in order.
+   * the server runs turns in order. Only for a turn no stream of the transport follows (that one ends the AI
+   * SDK's request itself).
    */
   #cutTurnEnded(frame: ResponseFrame): void {
     if (!frame.done || !this.#cutTurns.delete(frame.id)) return;
     const completed = !frame.error && (frame.outcome === undefined || frame.outcome === "completed");
-    if (completed && this.#state.status === "error" && !this.#model.local.has(frame.id)) this.clearError();
+    if (!completed || this.#state.status !== "error") return;
+    // The reply shows before the status says it is over.
+    this.#state.flush();
+    this.clearError();
   }
 
   /**
@@ -502,9 +508,10 @@ export class ChatSession<M extends UIMessage> {
       this.#flushOutbox();
     }
     collapseReplays(m);
-    // Rule (a cut is not a failure), also without resume: once the reopened socket settled what the close cut
-    // off (the idle probe answered, the turn it found followed to its end), the close's error goes.
-    if (status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError && m.link.open && !this.#resumeOperation) {
+    // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
+    // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
+    const cut = status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError;
+    if (cut && !this.#settings.resume && m.link.open && !this.#resumeOperation) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
         this.#cutError = undefined;
         this.chat.clearError();
