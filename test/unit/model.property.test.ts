@@ -9,12 +9,12 @@ import { World, violations } from "../support/model-world";
  * intents, in a simulated world that owns its socket, `fetch` and clock
  * (`test/support/model-world.ts`): at quiescence the screen is the server's
  * transcript, nothing the user sent is lost, nothing is stuck, and the status
- * and flags an app binds are settled (`error` only for a turn that failed). `npm test` runs 1,500 runs with a fixed seed
- * (5,000 while the world drove a mirror of the session; the shipped one costs
- * about three times as much per run);
- * `npm run test:model` runs 200,000 with a fresh one. `SEED=<n>` and
- * `RUNS=<n>` replay a run; a failure prints its shrunk commands and the
- * world's log (replay one with `play()` in `model.regressions.test.ts`).
+ * and flags an app binds are settled (`error` only for a turn that failed).
+ * `npm test` runs 1,500 runs with a fixed seed (5,000 while the world drove a
+ * mirror of the session, which cost a third as much per run); `npm run
+ * test:model` runs 200,000 with a fresh one. `SEED=<n>` and `RUNS=<n>` replay
+ * a run; a failure prints its shrunk commands and the world's log (replay one
+ * with `play()` in `model.regressions.test.ts`).
  */
 
 /** The `npm test` variant's seed when no `SEED` is given (`npm run test:model` draws one). */
