@@ -10,6 +10,13 @@ import { World } from "../support/model-world";
  * `model.limitations.test.ts`.
  */
 
+/** A world's log with the ids of upstream's transport (`nanoid`, which the world does not seed) named by first appearance. */
+function named(log: string[]): string {
+  const names = new Map<string, string>();
+  const id = /(?<![\w-])(?=[\w-]*[0-9A-Z_-])([\w-]{21}|[\w-]{8})(?![\w-])/g;
+  return log.join("\n").replace(id, (found) => names.get(found) ?? (names.set(found, `#${names.size}`), `#${names.size - 1}`));
+}
+
 describe("counterexamples the model property test found", () => {
   afterAll(() => World.release());
 
@@ -236,12 +243,6 @@ describe("counterexamples the model property test found", () => {
   });
 
   it("the world replays a script to the same log, run after run (request ids from upstream's transport aside)", async () => {
-    // Request and probe ids of upstream's transport come from `nanoid`, which the world does not seed; they are named by first appearance.
-    const named = (log: string[]) => {
-      const names = new Map<string, string>();
-      const id = /(?<![\w-])(?=[\w-]*[0-9A-Z_-])([\w-]{21}|[\w-]{8})(?![\w-])/g;
-      return log.join("\n").replace(id, (found) => names.get(found) ?? (names.set(found, `#${names.size}`), `#${names.size - 1}`));
-    };
     const steps = "otherSend, turn, deliver 1, up, deliver 2, turn, regenerate, up, stop, turn, clear, send, cut, reopen, up, turn, turn, deliver 3, timer, otherClear, send, up";
     const first = named((await play(steps, { resume: true, seed: 5, trace: true })).log);
     const second = named((await play(steps, { resume: true, seed: 5, trace: true })).log);
