@@ -22,6 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { askAndStream, plain, storedMessages, storedText, until, withPage } from "../test/support/pages.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
       check(!/\[nuxt\]|\[request error\]|error/i.test(server.output()), `the server logged an error:\n${server.output()}`);
     });
 
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true, timeout: STARTUP_TIMEOUTS.browserLaunchMs });
     const openBrowser = browser;
 
     let question = "";

@@ -17,7 +17,8 @@
  * 4. a TypeScript consumer is type-checked under `moduleResolution` bundler
  *    and node16, and so is the starter; the worker is bundled by
  *    `wrangler deploy --dry-run`; the apps are built; the starter is built
- *    with `vite build` and dry-run deployed as `npm run deploy` would;
+ *    with `vite build` (its initial JavaScript held to 150 kB gzip) and
+ *    dry-run deployed as `npm run deploy` would;
  * 5. the worker copy and the chat demo's agent run under `wrangler dev`, the
  *    starter under its own `vite dev` (offline, its scripted model), and
  *    Chromium streams replies through the built Vite app (two turns with
@@ -35,6 +36,8 @@ import { dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser } from "playwright";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { initialJavaScript } from "../test/support/initial-js.ts";
+import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
 import { askAndStream, until, withPage } from "../test/support/pages.ts";
@@ -57,6 +60,8 @@ const env: NodeJS.ProcessEnv = {
 };
 // One npm cache for every install (the machine's), and no network round trip for what it already holds.
 const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
+/** examples/starter's budget: the JavaScript its built page loads before it runs, gzipped (Vite's figure). */
+const STARTER_INITIAL_JS_GZIP = 150_000;
 
 const steps = createSteps();
 
@@ -339,9 +344,18 @@ async function main(): Promise<void> {
     await run(process.execPath, [binOf(starterDir, "tsc"), "--noEmit", "-p", join("worker", "tsconfig.json")], { cwd: starterDir, env, quiet: true });
   });
 
-  await steps.step("build: the starter (vite build) and its deploy (wrangler deploy --dry-run)", async () => {
+  await steps.step("build: the starter (vite build, initial JavaScript within budget) and its deploy (wrangler deploy --dry-run)", async () => {
     await run(process.execPath, [binOf(starterDir, "vite"), "build"], { cwd: starterDir, env, quiet: true });
     check(existsSync(join(starterDir, "dist", "client", "index.html")), "vite build wrote no dist/client/index.html for the assets");
+    // A starter's first page stays light: what loads before it runs, not the chunks it imports later (Markdown).
+    const initial = initialJavaScript(join(starterDir, "dist", "client"));
+    const listed = initial.scripts.map((script) => `${script.path} ${(script.gzipBytes / 1000).toFixed(1)} kB`).join(", ");
+    console.log(`    initial JavaScript: ${(initial.gzipBytes / 1000).toFixed(1)} kB gzip (budget ${STARTER_INITIAL_JS_GZIP / 1000} kB): ${listed}`);
+    check(initial.scripts.length > 0, "found no module script in the starter's dist/client/index.html");
+    check(
+      initial.gzipBytes <= STARTER_INITIAL_JS_GZIP,
+      `the starter's initial JavaScript is ${(initial.gzipBytes / 1000).toFixed(1)} kB gzip, over its ${STARTER_INITIAL_JS_GZIP / 1000} kB budget (${listed}); load what only some pages or replies need with import()`
+    );
     const out = join(starterDir, "out");
     const output = await run(process.execPath, [binOf(starterDir, "wrangler"), "deploy", "--dry-run", "--outdir", out], { cwd: starterDir, env, quiet: true });
     check(/env\.AI\b/.test(output) && /env\.ChatAgent\b/.test(output), `the dry run does not bind AI and ChatAgent:\n${output}`);
@@ -367,7 +381,7 @@ async function main(): Promise<void> {
     const served = await serveStatic(join(appDir, "dist"));
     site = served.server;
     nitro = await startNitro(nuxtDir, { ...env, NUXT_PUBLIC_AGENT_HOST: demo.host });
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true, timeout: STARTUP_TIMEOUTS.browserLaunchMs });
     const openBrowser = browser;
     const worker = fixture;
     const nuxtOrigin = nitro.origin;
@@ -394,6 +408,7 @@ async function main(): Promise<void> {
 
     starterDev = await steps.step("start: the starter's vite dev (app and Worker in one process)", () => startViteDev(starterDir, env));
     const starterOrigin = starterDev.origin;
+    const starterServer = starterDev;
 
     await steps.step("chromium: the starter's vite dev streams a reply, offline, as Markdown, and runs no HTML it echoes", async () => {
       await withPage(openBrowser, `${starterOrigin}/#consumer-${Date.now()}`, async (page, frames) => {
@@ -415,6 +430,9 @@ async function main(): Promise<void> {
         }));
         check(found.pwned === undefined && found.scripts === 0 && found.handlers === 0, `the echoed HTML ran or stayed live: ${JSON.stringify(found)}`);
       });
+      // A quiet start, offline too: no Request.cf download (and so no ENOTFOUND stack trace when it fails).
+      const printed = starterServer.output();
+      check(!/Request\.cf|workers\.cloudflare\.com|ENOTFOUND|EAI_AGAIN/.test(printed), `the starter's vite dev printed a network failure:\n${printed}`);
     });
 
     await steps.step("chromium: the Nuxt app streams a reply", async () => {

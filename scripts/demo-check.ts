@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, type Locator, type Page, chromium, expect } from "playwright/test";
 import { chromiumArgs, chromiumPath } from "../test/support/browser.ts";
+import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { storedMessages, storedText } from "../test/support/pages.ts";
 import { type Demo, startDemo } from "./demo.ts";
 
@@ -423,7 +424,7 @@ async function main(): Promise<void> {
   let browser: Browser | undefined;
   let failed = false;
   try {
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true, timeout: STARTUP_TIMEOUTS.browserLaunchMs });
     await run(demo, browser);
   } catch (error) {
     failed = true;

@@ -168,7 +168,11 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   resumeStream: (options?: ChatRequestOptions) => Promise<void>;
   /** Clears the error and returns to `ready`. */
   clearError: () => void;
-  /** Replaces the transcript (resolving an updater first) and sends it to the server. */
+  /**
+   * Replaces the transcript (resolving an updater first) and sends it to the
+   * server. An agent with `orderTranscript` stores the list as it is; a stock
+   * `AIChatAgent` only adds and updates, keeping the messages the list leaves out.
+   */
   setMessages: (messages: M[] | ((current: M[]) => M[])) => void;
   /** Clears the transcript here and on the server. */
   clearHistory: () => void;

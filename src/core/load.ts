@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
 import { agentNameToKebab } from "./address";
+import { isDevelopment } from "./diagnostics";
 import { isUIMessage } from "./frames";
 import { errorText } from "./tools";
 
@@ -61,20 +62,45 @@ export async function fetchTranscript<M extends UIMessage>(
   return messages as M[];
 }
 
-/** Where to read a transcript from: an agent address, or a full URL. */
+/**
+ * Where to read a transcript from: an agent address, or a URL. A `url` may be
+ * the agent's own URL (`https://host/agents/chat-agent/session-1`, also its
+ * `ws:`/`wss:` socket URL) or the full `…/get-messages` URL (needed when the
+ * endpoint lives elsewhere, e.g. under a custom `basePath`).
+ */
 export type GetAgentMessagesOptions = TranscriptRequestInit &
   ({ host: string; agent: string; name: string } | { url: string });
 
 /**
  * Reads an agent's stored transcript over HTTP (`/get-messages`), e.g. in a
- * route loader before the chat mounts. Failures read as `[]` with a warning.
+ * route loader before the chat mounts. A `url` whose path ends in
+ * `/get-messages` is fetched as given; any other `url` is taken as the
+ * agent's URL and `/get-messages` is added to its path (its query string is
+ * kept), `ws:`/`wss:` becoming `http:`/`https:`. Failures, and a `url` that
+ * is not a non-empty string, read as `[]` with a warning.
  */
 export function getAgentMessages<M extends UIMessage = UIMessage>(options: GetAgentMessagesOptions): Promise<M[]> {
-  if ("url" in options) return fetchTranscript<M>(options.url, options, "the agent");
+  if ("url" in options) {
+    if (typeof options.url !== "string" || !options.url.trim()) {
+      if (isDevelopment) console.warn("[agents-vue] getAgentMessages: `url` must be the agent's URL or its `/get-messages` URL; reading nothing.");
+      return Promise.resolve([]);
+    }
+    return fetchTranscript<M>(messagesUrl(options.url.trim()), options, "the agent");
+  }
   const scheme = typeof location === "undefined" ? "https:" : location.protocol;
   const base = /^https?:\/\//.test(options.host) ? options.host : `${scheme}//${options.host}`;
   const url = `${base.replace(/\/$/, "")}/agents/${agentNameToKebab(options.agent)}/${encodeURIComponent(options.name)}/get-messages`;
   return fetchTranscript<M>(url, options, `${options.agent}/${options.name}`);
+}
+
+/** The `/get-messages` URL of `url`: as given when its path already ends so, else the agent's URL with it added. */
+export function messagesUrl(url: string): string {
+  const cut = url.search(/[?#]/);
+  const path = cut < 0 ? url : url.slice(0, cut);
+  const rest = cut < 0 ? "" : url.slice(cut);
+  const http = path.replace(/^ws(s?):\/\//i, "http$1://");
+  if (/\/get-messages\/?$/.test(http)) return http + rest;
+  return `${http.replace(/\/+$/, "")}/get-messages${rest}`;
 }
 
 /** Runs a transcript reader; failures are reported here and read as `null`. */

@@ -30,6 +30,12 @@ export interface OrderedTranscriptHost {
   onConnect(connection: never, ctx: never): unknown;
   /** The WebSocket message handler (`Agent#onMessage`, wrapped likewise). */
   onMessage(connection: never, message: never): unknown;
+  /**
+   * `AIChatAgent#persistMessages`: writes messages, then broadcasts the
+   * transcript. Ordering uses it to remove the messages a client's
+   * `setMessages` list leaves out (see {@link orderTranscript}).
+   */
+  persistMessages(messages: UIMessage[], excludeBroadcastIds?: string[], options?: { _deleteStaleRows?: boolean }): Promise<void>;
 }
 
 // ── Internals of agents 0.32.0 and @cloudflare/ai-chat 0.12.2 ───────────────
@@ -71,6 +77,19 @@ function connectionTargetsSubAgent(agent: object, connection: unknown): boolean 
 // The one transcript frame sent another way is the rollback of a submit
 // dropped by `messageConcurrency: "drop"` (`_rollbackDroppedSubmit`, a direct
 // `connection.send` to the sender): it goes out without a version.
+
+// A client's `cf_agent_chat_messages` (`setMessages`) is written by
+// `persistMessages(list, [sender])`, which adds and updates only: messages the
+// list leaves out stay stored, while the broadcast carries the list. To make
+// it a replacement, ordering first calls `persistMessages(kept, [], {
+// _deleteStaleRows: true })` (the option is marked internal; `AIChatAgent`
+// passes it for chat requests): with every message it is given already
+// stored, it deletes the stored messages it is not given, then broadcasts.
+
+/** Writes `kept` (all of them stored already) and deletes every other stored message, then broadcasts the result. */
+function persistOnly(agent: OrderedTranscriptHost, kept: UIMessage[]): Promise<void> {
+  return agent.persistMessages(kept, [], { _deleteStaleRows: true });
+}
 
 // ── The version ─────────────────────────────────────────────────────────────
 
@@ -161,6 +180,21 @@ function messagesFrame(messages: UIMessage[], version: number, extra?: { connect
   return JSON.stringify(frame);
 }
 
+/** The list a client's `cf_agent_chat_messages` (its `setMessages`) carries, or undefined for every other message. */
+function replacementOf(message: unknown): UIMessage[] | undefined {
+  if (typeof message !== "string" || !message.includes(`"${CHAT_MESSAGES}"`)) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(data) || data.type !== CHAT_MESSAGES || !Array.isArray(data.messages)) return undefined;
+  return data.messages.every((item) => isRecord(item) && typeof item.id === "string") ? (data.messages as UIMessage[]) : undefined;
+}
+
+const idsOf = (messages: readonly UIMessage[]): string => JSON.stringify(messages.map((message) => message.id));
+
 /** The id of a snapshot request, `null` for one without a usable id, undefined for other messages. */
 function snapshotRequestOf(message: unknown): string | null | undefined {
   if (typeof message !== "string" || !message.includes(SNAPSHOT_REQUEST)) return undefined;
@@ -195,7 +229,9 @@ const ordered = new WeakSet<object>();
  * transcript at that version instead, each new socket first gets the
  * stored transcript with its version (`connect: true`), and a
  * `agents_vue_snapshot_request` is answered at once with the transcript
- * and version read together. Call it in the constructor, after `super()`:
+ * and version read together, and a client's `setMessages` list replaces
+ * the stored transcript (the stock agent only adds and updates). Call it
+ * in the constructor, after `super()`:
  *
  * ```ts
  * export class ChatAgent extends AIChatAgent<Env> {
@@ -255,9 +291,41 @@ export function orderTranscript(agent: OrderedTranscriptHost): void {
   }) as OrderedTranscriptHost["onConnect"];
 
   const onMessage = agent.onMessage.bind(agent) as (connection: unknown, message: unknown) => unknown;
+
+  /**
+   * Rule (setMessages is a replacement): a client's list replaces the stored
+   * transcript. The stored messages it leaves out are deleted first (every
+   * socket, the sender's too, gets what is left at the next version); the
+   * agent then writes the list as usual (added and changed messages, at the
+   * version after). If the agent stores something else than the list (it
+   * renamed a message, or keeps its own order), every socket gets what it
+   * stores at one more version: the sender never keeps a transcript the
+   * server does not hold.
+   */
+  const replace = async (connection: OrderedConnection, message: unknown, list: UIMessage[]): Promise<unknown> => {
+    const listed = new Set(list.map((item) => item.id));
+    const stored = agent.messages;
+    const kept = stored.filter((item) => listed.has(item.id));
+    if (kept.length < stored.length) {
+      try {
+        await persistOnly(agent, kept);
+      } catch (error) {
+        console.error("[agents-vue] orderTranscript: could not remove the messages a setMessages list left out", error);
+      }
+      // A list that only removes: the one version says it all.
+      if (JSON.stringify(agent.messages) === JSON.stringify(list)) return undefined;
+    }
+    const result = await onMessage(connection, message);
+    if (idsOf(agent.messages) !== idsOf(list)) agent.broadcast(JSON.stringify({ type: CHAT_MESSAGES, messages: agent.messages }));
+    return result;
+  };
+
   agent.onMessage = ((connection: OrderedConnection, message: unknown) => {
+    if (connectionTargetsSubAgent(agent, connection)) return onMessage(connection, message);
+    const list = replacementOf(message);
+    if (list) return replace(connection, message, list);
     const id = snapshotRequestOf(message);
-    if (id === undefined || connectionTargetsSubAgent(agent, connection)) return onMessage(connection, message);
+    if (id === undefined) return onMessage(connection, message);
     if (id === null) {
       console.warn(`[agents-vue] ${SNAPSHOT_REQUEST} without a string id; answering it with snapshot: ""`);
     }

@@ -84,9 +84,14 @@ export interface UseVoiceAgentReturn {
   lastCustomMessage: Readonly<ShallowRef<unknown>>;
   /** The live `VoiceClient`, or `null` while disabled or after the scope ended. */
   client: Readonly<ShallowRef<VoiceClient | null>>;
-  /** Starts a call: asks for the microphone and streams it to the agent. */
+  /**
+   * Starts a call: asks for the microphone and streams it to the agent.
+   * Called before the socket opened, it waits for the socket and starts then;
+   * `endCall()`, a replaced or disabled client, or unmounting drops that wait
+   * (the promise then resolves without a call).
+   */
   startCall: () => Promise<void>;
-  /** Ends the call and releases the microphone and audio. */
+  /** Ends the call (or a start still waiting for the socket) and releases the microphone and audio. */
   endCall: () => void;
   /** Mutes or unmutes the microphone. */
   toggleMute: () => void;
@@ -100,7 +105,8 @@ export interface UseVoiceAgentReturn {
  * Talk to a voice agent (`withVoice` from `agents/voice`): microphone audio
  * goes to the agent, its transcript and spoken replies come back. Wraps
  * `VoiceClient` from `agents/voice/client`, mirroring its state in shallow
- * refs. The socket opens at once; `startCall()` asks for the microphone.
+ * refs. The socket opens at once; `startCall()` asks for the microphone
+ * (once the socket is open, if called before).
  * When the component unmounts (or the effect scope stops) the call ends and
  * the microphone, the audio context and the socket are released. Browser
  * only: on the server it throws at once.
@@ -122,7 +128,7 @@ export function useVoiceAgent(options: UseVoiceAgentOptions): UseVoiceAgentRetur
   const outputDeviceError = shallowRef<string | null>(null);
   const lastCustomMessage = shallowRef<unknown>(null);
 
-  const client = useVoiceConnection({
+  const connection = useVoiceConnection({
     key: () =>
       [
         options.agent,
@@ -190,6 +196,7 @@ export function useVoiceAgent(options: UseVoiceAgentOptions): UseVoiceAgentRetur
     onReplaced: () => options.onReconnect?.()
   });
 
+  const client = connection.client;
   watch(
     () => toValue(options.outputDeviceId),
     (deviceId) => void client.value?.setOutputDevice(deviceId)
@@ -209,8 +216,11 @@ export function useVoiceAgent(options: UseVoiceAgentOptions): UseVoiceAgentRetur
     outputDeviceError: shallowReadonly(outputDeviceError),
     lastCustomMessage: shallowReadonly(lastCustomMessage),
     client,
-    startCall: () => client.value?.startCall() ?? Promise.resolve(),
-    endCall: () => client.value?.endCall(),
+    startCall: connection.start,
+    endCall: () => {
+      connection.cancelStart();
+      client.value?.endCall();
+    },
     toggleMute: () => client.value?.toggleMute(),
     sendText: (text) => client.value?.sendText(text),
     sendJSON: (data) => client.value?.sendJSON(data)

@@ -33,9 +33,13 @@ export interface UseVoiceInputReturn {
   isMuted: Readonly<ShallowRef<boolean>>;
   /** The last error message, or `null`. */
   error: Readonly<ShallowRef<string | null>>;
-  /** Asks for the microphone and starts streaming it. */
+  /**
+   * Asks for the microphone and starts streaming it. Called before the socket
+   * opened, it waits for the socket and starts then; `stop()`, a replaced
+   * connection or unmounting drops that wait (the promise then resolves).
+   */
   start: () => Promise<void>;
-  /** Stops listening and releases the microphone. */
+  /** Stops listening (or a start still waiting for the socket) and releases the microphone. */
   stop: () => void;
   /** Mutes or unmutes (the microphone stays open). */
   toggleMute: () => void;
@@ -73,7 +77,7 @@ export function useVoiceInput(options: UseVoiceInputOptions): UseVoiceInputRetur
       .join(" ");
   };
 
-  const client = useVoiceConnection({
+  const connection = useVoiceConnection({
     key: () =>
       [options.agent, options.name, options.host, options.silenceThreshold, options.silenceDurationMs].map(keyPart).join("\0"),
     enabled: () => true,
@@ -116,9 +120,12 @@ export function useVoiceInput(options: UseVoiceInputOptions): UseVoiceInputRetur
     audioLevel: shallowReadonly(audioLevel),
     isMuted: shallowReadonly(isMuted),
     error: shallowReadonly(error),
-    start: () => client.value?.startCall() ?? Promise.resolve(),
-    stop: () => client.value?.endCall(),
-    toggleMute: () => client.value?.toggleMute(),
+    start: connection.start,
+    stop: () => {
+      connection.cancelStart();
+      connection.client.value?.endCall();
+    },
+    toggleMute: () => connection.client.value?.toggleMute(),
     clear: () => {
       clearedThrough = messages.at(-1);
       show();

@@ -100,17 +100,76 @@ function bind(client: VoiceClient, listeners: VoiceListeners, add: boolean): voi
   }
 }
 
+/** What {@link useVoiceConnection} gives a composable. */
+export interface VoiceConnection {
+  /** The live client, or `null` while disabled or after the scope ended. */
+  client: Readonly<ShallowRef<VoiceClient | null>>;
+  /**
+   * Rule (start once connected): starts a call now when the socket is open;
+   * before it opens, waits for it to open and starts then (asking twice while
+   * waiting is one start). Settles when the call started, or, without
+   * starting, when the wait was dropped. Nothing to call on (disabled, or
+   * after the scope ended) resolves at once.
+   */
+  start(): Promise<void>;
+  /** Drops a start still waiting for the socket (the promise resolves without a call). */
+  cancelStart(): void;
+}
+
+/** A start asked for before the client's socket opened. */
+interface PendingStart {
+  client: VoiceClient;
+  promise: Promise<void>;
+  cancel: () => void;
+}
+
 /**
  * One `VoiceClient` at a time: made (and connected) now, replaced when the
  * key changes, dropped while disabled, and disconnected when the scope ends.
  * `disconnect()` ends the call, which stops the microphone's tracks, the
- * playback and the audio context.
+ * playback and the audio context. A start waiting for the socket is dropped
+ * with the client it waits on.
  */
-export function useVoiceConnection(spec: VoiceConnectionSpec): Readonly<ShallowRef<VoiceClient | null>> {
+export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
   const client = shallowRef<VoiceClient | null>(null);
   let activeKey: string | null = null;
+  let pending: PendingStart | null = null;
+
+  const cancelStart = () => {
+    const waiting = pending;
+    pending = null;
+    waiting?.cancel();
+  };
+
+  const start = (): Promise<void> => {
+    const current = client.value;
+    if (!current) return Promise.resolve();
+    if (current.connected) return current.startCall();
+    if (pending?.client === current) return pending.promise;
+    cancelStart();
+    const waiting: PendingStart = { client: current, promise: Promise.resolve(), cancel: () => {} };
+    waiting.promise = new Promise<void>((resolve, reject) => {
+      const stopWaiting = () => {
+        current.removeEventListener("connectionchange", onConnectionChange);
+        if (pending === waiting) pending = null;
+      };
+      const onConnectionChange = (connected: boolean) => {
+        if (!connected) return;
+        stopWaiting();
+        current.startCall().then(resolve, reject);
+      };
+      waiting.cancel = () => {
+        stopWaiting();
+        resolve();
+      };
+      current.addEventListener("connectionchange", onConnectionChange);
+    });
+    pending = waiting;
+    return waiting.promise;
+  };
 
   const release = () => {
+    cancelStart();
     const current = client.value;
     if (!current) return;
     client.value = null;
@@ -143,7 +202,7 @@ export function useVoiceConnection(spec: VoiceConnectionSpec): Readonly<ShallowR
 
   watch(() => [spec.enabled(), spec.key()] as const, open, { immediate: true });
   onDispose(release);
-  return client;
+  return { client, start, cancelStart };
 }
 
 /** A connection field read for the key (refs and getters unwrapped; missing is empty). */

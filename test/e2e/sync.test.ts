@@ -3,7 +3,21 @@ import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { expectedText } from "../fixtures/worker/src/script";
 import { openChat, whenOpen, whenSettled } from "../support/chat";
-import { agentHost, onStockAgent, post, readLog, runAgent, shape, stored, textOf, uniqueName, waitForLog } from "../support/e2e";
+import { getAgentMessages } from "../../src";
+import {
+  agentHost,
+  agentOrigin,
+  agentUrl,
+  onStockAgent,
+  post,
+  readLog,
+  runAgent,
+  shape,
+  stored,
+  textOf,
+  uniqueName,
+  waitForLog
+} from "../support/e2e";
 
 const reads = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "get-messages").length;
 
@@ -145,6 +159,30 @@ describe("transcript reads", () => {
     ]);
     expect(shape(await stored(name))).toEqual(shape(chat.messages.value));
     unmount();
+  });
+});
+
+describe("getAgentMessages against the agent (issue 29, 8)", () => {
+  it("reads the same stored transcript from the address, the agent's URL (http, trailing slash, ws) and the full /get-messages URL", async () => {
+    const name = uniqueName("getmsgs");
+    const seed = openChat(name);
+    await seed.chat.ready;
+    await seed.chat.sendMessage({ text: "keep me" });
+    await whenSettled(seed.chat);
+    seed.unmount();
+    const expected = shape(await stored(name));
+    expect(expected.map((message) => message.role)).toEqual(["user", "assistant"]);
+    const url = agentUrl(name);
+    const forms = [
+      { host: agentOrigin(), agent: runAgent(), name },
+      { url },
+      { url: `${url}/` },
+      { url: url.replace(/^http/, "ws") },
+      { url: `${url}/get-messages` }
+    ];
+    const read: Record<string, unknown> = {};
+    for (const form of forms) read[JSON.stringify(form)] = shape(await getAgentMessages(form));
+    expect(read).toEqual(Object.fromEntries(forms.map((form) => [JSON.stringify(form), expected])));
   });
 });
 

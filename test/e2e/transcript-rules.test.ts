@@ -349,3 +349,63 @@ describe("a reply streamed without a start chunk is protected and ends as stored
     expect(mismatches).toEqual([]);
   }, 240_000);
 });
+
+describe("this tab's question stays before its reply when a frame without it arrives mid-reply (issue 29, 6)", () => {
+  // The frame here is the list another client's request carries, which `AIChatAgent` broadcasts as it came.
+  // An ordered agent (exact sync) stamps that list with a version and sends the sender the same list, so the
+  // sender's question is confirmed before it and the frame is the server's word there: this is the stock agent's case.
+  onStockAgent();
+
+  it("another client's request built before this tab's question arrived: question, reply, theirs, each time the screen changes", async () => {
+    const name = uniqueName("midorder");
+    const { chat } = open(name, { body: { script: { chunks: 60, chunkDelayMs: 30 } } });
+    await chat.ready;
+    const other = connect(name);
+    await vi.waitFor(() => expect(other.readyState).toBe(WebSocket.OPEN));
+    // Every screen from the frame's arrival until the end: this tab's question must come before this tab's reply.
+    const misordered: string[] = [];
+    let theirsSeen = false;
+    let streamingWhenSeen = false;
+    const stopWatching = watch(
+      chat.messages,
+      (messages) => {
+        if (!messages.some((message) => message.id === "theirs-1")) return;
+        if (!theirsSeen) streamingWhenSeen = chat.isStreaming.value;
+        theirsSeen = true;
+        const question = messages.findIndex((message) => textOf(message) === "mine");
+        const reply = messages.findIndex((message, index) => index > 0 && message.role === "assistant" && message.id !== "theirs-1");
+        if (question < 0 || reply < 0 || question > reply) misordered.push(JSON.stringify(texts(messages)));
+      },
+      { flush: "sync" }
+    );
+    void chat.sendMessage({ text: "mine" });
+    await vi.waitFor(() => expect(textOf(chat.messages.value[1]).length).toBeGreaterThan(expectedText(3).length));
+    // A list that lacks this tab's question (another tab built it before the broadcast of "mine" reached it).
+    other.send(
+      JSON.stringify({
+        type: "cf_agent_use_chat_request",
+        id: "theirs-req",
+        init: {
+          method: "POST",
+          body: JSON.stringify({
+            messages: [{ id: "theirs-1", role: "user", parts: [{ type: "text", text: "theirs" }] }],
+            trigger: "submit-message",
+            script: { chunks: 3 }
+          })
+        }
+      })
+    );
+    // The frame reached the chat while its own reply still streamed.
+    await vi.waitFor(() => expect(theirsSeen).toBe(true));
+    expect(streamingWhenSeen).toBe(true);
+    expect(chat.messages.value.at(-1)?.role).toBe("assistant");
+    expect(texts(chat.messages.value).slice(0, 2)).toEqual(["theirs", "mine"]);
+    // The other request's turn runs after this one; this tab watches it.
+    await vi.waitFor(() => expect(texts(chat.messages.value).at(-1)).toBe(expectedText(3)), { timeout: 15_000 });
+    await whenSettled(chat);
+    stopWatching();
+    expect(misordered).toEqual([]);
+    await expectScreenIsStored(chat, name);
+    expect(texts(chat.messages.value)).toEqual(["mine", "theirs", expectedText(60), expectedText(3)]);
+  });
+});

@@ -174,14 +174,40 @@ describe("useVoiceAgent: unmounting", () => {
 });
 
 describe("useVoiceAgent: errors", () => {
-  it("startCall before the socket opened sets error and asks for no microphone", async () => {
+  it("startCall before the socket opened waits for it and starts the call then; no error is shown (issue 29, 7)", async () => {
     tracker = trackResources();
-    const { result: voice, unmount } = openVoice(uniqueName("early"));
+    const name = uniqueName("early");
+    const { result: voice, unmount } = openVoice(name);
+    const errors: Array<string | null> = [];
+    watch(voice.error, (value) => errors.push(value), { flush: "sync" });
     expect(voice.connected.value).toBe(false);
-    await voice.startCall();
-    expect(voice.error.value).toMatch(/not connected/);
-    expect(tracker.created().tracks).toBe(0);
+    const started = voice.startCall();
+    // Asking again while it waits is the same start.
+    expect(voice.startCall()).toBe(started);
+    await started;
+    expect(voice.connected.value).toBe(true);
+    expect(tracker.created().tracks).toBeGreaterThan(0);
+    await waitForLog(name, (entry) => entry.kind === "call-start", { agent: VOICE });
+    await eventually(() => expect(voice.transcript.value.map(({ role }) => role)).toEqual(["user", "assistant"]));
+    expect(errors.filter((value) => value !== null)).toEqual([]);
+    expect(voice.error.value).toBeNull();
+    unmount();
+  });
+
+  it("endCall while a start waits for the socket drops the start: no call, no microphone (issue 29, 7)", async () => {
+    tracker = trackResources();
+    const name = uniqueName("earlyend");
+    const { result: voice, unmount } = openVoice(name);
+    expect(voice.connected.value).toBe(false);
+    const started = voice.startCall();
+    voice.endCall();
+    await started;
     await eventually(() => expect(voice.connected.value).toBe(true));
+    // The agent saw the socket, and a later call starts normally: the dropped start never went out.
+    await waitForLog(name, (entry) => entry.kind === "connect", { agent: VOICE });
+    expect((await readLog(name, VOICE)).some((entry) => entry.kind === "call-start")).toBe(false);
+    expect(tracker.created().tracks).toBe(0);
+    expect(voice.status.value).toBe("idle");
     expect(voice.error.value).toBeNull();
     unmount();
   });
@@ -294,6 +320,21 @@ describe("useVoiceAgent: reactive options", () => {
 });
 
 describe("useVoiceInput", () => {
+  it("start before the socket opened waits for it and starts listening then; no error is shown (issue 29, 7)", async () => {
+    tracker = trackResources();
+    const name = uniqueName("dictateearly");
+    const { result: input, unmount } = mountComposable(() => useVoiceInput({ agent: DICTATION, name, host: agentHost() }));
+    const errors: Array<string | null> = [];
+    watch(input.error, (value) => errors.push(value), { flush: "sync" });
+    await input.start();
+    expect(tracker.created().tracks).toBeGreaterThan(0);
+    await eventually(() => expect(input.isListening.value).toBe(true));
+    await eventually(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
+    expect(errors.filter((value) => value !== null)).toEqual([]);
+    unmount();
+    await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 0 }));
+  });
+
   it("dictation: start streams the microphone, utterances accumulate, clear starts over, stop releases the microphone", async () => {
     tracker = trackResources();
     const name = uniqueName("dictate");

@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { STARTUP_TIMEOUTS, withStartupTimeout } from "./startup.ts";
 import { startWorker } from "./wrangler.ts";
 
 declare module "vitest" {
@@ -14,7 +15,13 @@ declare module "vitest" {
 
 /** One `wrangler dev` for the whole e2e run, stopped by pid when the run ends. */
 export default async function setup(project: TestProject) {
-  const server = await startWorker({ logFile: process.env.WRANGLER_LOG });
+  // Bounded: a start that hangs fails the run in minutes, naming the step (wrangler's own ready wait is bounded too).
+  const server = await withStartupTimeout(
+    "e2e global setup: start wrangler dev",
+    STARTUP_TIMEOUTS.globalSetupMs,
+    startWorker({ logFile: process.env.WRANGLER_LOG }),
+    (late) => late.stop()
+  );
   project.provide("agentHost", server.host);
   project.provide("agentOrigin", server.origin);
   // The same scripted agent, stock (`ScriptedChatAgent`) or with exact

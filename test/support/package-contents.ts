@@ -26,7 +26,15 @@ export interface PackageManifest {
   exports?: unknown;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  scripts?: Record<string, string>;
 }
+
+/**
+ * Lifecycle scripts npm runs, or lists as install scripts to approve, when a
+ * package is installed from a tarball or git. A tarball needs none (dist/ is
+ * built), and the repo's `prepare` names a file the tarball does not hold.
+ */
+export const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"] as const;
 
 /** The documents a user reads next to the code; always shipped. */
 export const DOCUMENTS = ["README.md", "LICENSE", "CHANGELOG.md"] as const;
@@ -102,6 +110,17 @@ function packageNameOf(specifier: string): string {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
 }
 
+/**
+ * Entries that must import nothing, not even a peer, through any chunk they
+ * reach: `agents-vue/wire` holds strings a client bundle takes for free.
+ */
+export const IMPORT_FREE_ENTRIES: readonly string[] = ["dist/wire/index.js"];
+
+/** What a relative import names: from a declaration file, TypeScript reads `./chunk.js` as `./chunk.d.ts`. */
+function declarationFor(path: string, specifier: string): string {
+  return /\.d\.m?ts$/.test(path) ? specifier.replace(/\.(m?)js$/, ".d.$1ts") : specifier;
+}
+
 const builtins = new Set(builtinModules);
 const isCode = (path: string) => /\.(?:m?js|d\.m?ts)$/.test(path);
 
@@ -116,6 +135,12 @@ export function checkTarball(manifest: PackageManifest, files: PackedFile[]): st
 
   for (const document of ["package.json", ...DOCUMENTS]) {
     if (!byPath.has(document)) problems.push(`${document} is missing from the tarball`);
+  }
+  for (const script of INSTALL_SCRIPTS) {
+    const command = manifest.scripts?.[script];
+    if (command !== undefined) {
+      problems.push(`package.json has a "${script}" script (${command}): npm runs or flags it when the tarball is installed; prepack should strip it`);
+    }
   }
 
   // Walk from the named files through relative imports and source maps.
@@ -137,9 +162,26 @@ export function checkTarball(manifest: PackageManifest, files: PackedFile[]): st
     if (map && !map.startsWith("data:")) queue.push({ path: posix.join(posix.dirname(path), map), from: path });
     for (const specifier of importsOf(code)) {
       if (specifier.startsWith(".")) {
-        queue.push({ path: posix.join(posix.dirname(path), specifier), from: path });
+        queue.push({ path: posix.join(posix.dirname(path), declarationFor(path, specifier)), from: path });
       } else if (!specifier.startsWith("node:") && !builtins.has(specifier) && !allowedPackages.has(packageNameOf(specifier))) {
         problems.push(`${path} imports "${specifier}", which is neither a dependency nor a peer`);
+      }
+    }
+  }
+
+  // The import-free entries: every module they reach imports only relative chunks.
+  for (const entry of IMPORT_FREE_ENTRIES) {
+    if (!named.includes(entry)) continue;
+    const seen = new Set<string>();
+    const walk = [entry];
+    while (walk.length > 0) {
+      const path = walk.shift()!;
+      const file = byPath.get(path);
+      if (seen.has(path) || !file) continue;
+      seen.add(path);
+      for (const specifier of importsOf(file.content.toString("utf8"))) {
+        if (specifier.startsWith(".")) walk.push(posix.join(posix.dirname(path), specifier));
+        else problems.push(`${entry} must import nothing, but ${path === entry ? "it" : `${path}, which it reaches,`} imports "${specifier}"`);
       }
     }
   }

@@ -23,8 +23,8 @@ export async function startViteDev(appDir: string, env: NodeJS.ProcessEnv, timeo
   let output = "";
   const child = spawn(process.execPath, [realpathSync(join(appDir, "node_modules", ".bin", "vite")), "--host", "127.0.0.1", "--port", String(port), "--strictPort"], {
     cwd: appDir,
-    // No Request.cf download: the machine may be offline.
-    env: { ...env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
+    // The app's own config decides about the Request.cf download (the starter's turns it off), as under `npm run dev`.
+    env: { ...env, WRANGLER_SEND_METRICS: "false" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true
   });

@@ -11,6 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { STARTUP_TIMEOUTS, StartupTimeoutError } from "./startup.ts";
 
 // Colour codes wrangler prints despite NO_COLOR on some paths.
 // oxlint-disable-next-line no-control-regex -- matching the ESC character is the point
@@ -41,8 +42,10 @@ export interface StartWorkerOptions {
   persistTo?: string;
   /** Append wrangler's stdout/stderr here. */
   logFile?: string;
-  /** Default 60000. */
+  /** How long `wrangler dev` may take to answer `/health` (the step "wrangler dev ready"). Default 90000. */
   readyTimeoutMs?: number;
+  /** The script run as wrangler (with Node). Default the repo's `wrangler`; tests give a fake that never gets ready. */
+  wranglerBin?: string;
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -164,7 +167,7 @@ async function launch(
   options: StartWorkerOptions & { port: number; persistTo: string }
 ): Promise<WorkerServer> {
   const configPath = resolve(options.configPath ?? DEFAULT_CONFIG_PATH);
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? STARTUP_TIMEOUTS.wranglerReadyMs;
   const { port, persistTo } = options;
   if (!existsSync(configPath)) throw new Error(`startWorker: no wrangler config at ${configPath}`);
   const origin = `http://${HOST}:${port}`;
@@ -195,7 +198,7 @@ async function launch(
     [...lines, partial.replace(ANSI_COLOR, "")].filter((l) => l !== "").join("\n");
 
   const args = [
-    WRANGLER_BIN,
+    options.wranglerBin ?? WRANGLER_BIN,
     "dev",
     "--config",
     configPath,
@@ -290,8 +293,10 @@ async function launch(
     }
     if (Date.now() >= deadline) {
       await stop();
-      throw new Error(
-        `startWorker: ${origin}/health not ready after ${readyTimeoutMs} ms\n${recentOutput()}`
+      throw new StartupTimeoutError(
+        "wrangler dev ready",
+        readyTimeoutMs,
+        `${origin}/health never answered 200 (wrangler pid ${pid} stopped). Its last output:\n${recentOutput() || "(nothing)"}`
       );
     }
     await sleep(150);

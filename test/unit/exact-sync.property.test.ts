@@ -167,5 +167,5 @@ describe("exact sync: versions with gaps and delays", () => {
       }),
       { numRuns: RUNS, seed: SEED }
     );
-  });
+  }, 120_000);
 });

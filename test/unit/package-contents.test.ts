@@ -20,7 +20,10 @@ import {
 
 const root = resolve(import.meta.dirname, "../..");
 const read = (name: string) => readFileSync(join(root, name), "utf8");
-const manifest = JSON.parse(read("package.json")) as PackageManifest;
+const repoManifest = JSON.parse(read("package.json")) as PackageManifest;
+/** package.json as `npm pack` puts it in the tarball: prepack (scripts/pack-manifest.mjs) strips `prepare`. */
+const { prepare: _prepare, ...packedScripts } = repoManifest.scripts ?? {};
+const manifest: PackageManifest = { ...repoManifest, scripts: packedScripts };
 
 const file = (path: string, text: string): PackedFile => ({ path, size: Buffer.byteLength(text), content: Buffer.from(text) });
 const map = (sources: string[], sourcesContent?: unknown[]) => JSON.stringify({ version: 3, sources, sourcesContent, mappings: "" });
@@ -40,7 +43,11 @@ function goodFiles(): PackedFile[] {
     file("dist/server/index.d.ts", "export {};\n"),
     file("dist/voice/index.js", 'import { VoiceClient } from "agents/voice/client";\nexport { VoiceClient };\n//# sourceMappingURL=index.js.map'),
     file("dist/voice/index.js.map", map(["../../src/voice/index.ts"], ["export {}"])),
-    file("dist/voice/index.d.ts", "export {};\n")
+    file("dist/voice/index.d.ts", "export {};\n"),
+    file("dist/wire/index.js", 'export { t as SNAPSHOT_REQUEST } from "../ordered-wire.js";\n//# sourceMappingURL=index.js.map'),
+    file("dist/wire/index.js.map", map(["../../src/wire/index.ts"], ["export {}"])),
+    file("dist/wire/index.d.ts", "export {};\n"),
+    file("dist/ordered-wire.js", 'const t = "agents_vue_snapshot_request";\nexport { t };\n')
   ];
 }
 
@@ -55,6 +62,8 @@ describe("namedFiles", () => {
       "dist/server/index.js",
       "dist/voice/index.d.ts",
       "dist/voice/index.js",
+      "dist/wire/index.d.ts",
+      "dist/wire/index.js",
       "package.json"
     ]);
   });
@@ -89,7 +98,9 @@ describe("checkTarball", () => {
       "package.json names dist/server/index.d.ts, which the tarball lacks",
       "package.json names dist/server/index.js, which the tarball lacks",
       "package.json names dist/voice/index.d.ts, which the tarball lacks",
-      "package.json names dist/voice/index.js, which the tarball lacks"
+      "package.json names dist/voice/index.js, which the tarball lacks",
+      "package.json names dist/wire/index.d.ts, which the tarball lacks",
+      "package.json names dist/wire/index.js, which the tarball lacks"
     ]);
   });
 
@@ -109,6 +120,12 @@ describe("checkTarball", () => {
     expect(checkTarball(manifest, withChunk)).toContain("dist/server/index.js names dist/shared.js, which the tarball lacks");
   });
 
+  it("follows a declaration file's import of a chunk to the chunk's declarations, as TypeScript does", () => {
+    const typed = replace(goodFiles(), file("dist/wire/index.d.ts", 'import { t as X } from "../wire-types.js";\nexport { X };\n'));
+    expect(checkTarball(manifest, [...typed, file("dist/wire-types.d.ts", "export type t = string;\n")])).toEqual([]);
+    expect(checkTarball(manifest, typed)).toEqual(["dist/wire/index.d.ts names dist/wire-types.d.ts, which the tarball lacks"]);
+  });
+
   it("names a source map that points at sources without embedding them", () => {
     const files = replace(goodFiles(), file("dist/index.js.map", map(["../src/index.ts"])));
     expect(checkTarball(manifest, files)).toEqual([
@@ -119,6 +136,25 @@ describe("checkTarball", () => {
   it("names an import of a package that is neither a dependency nor a peer", () => {
     const files = replace(goodFiles(), file("dist/index.d.ts", 'import { nanoid } from "nanoid";\nimport type { X } from "node:http";\n'));
     expect(checkTarball(manifest, files)).toEqual(['dist/index.d.ts imports "nanoid", which is neither a dependency nor a peer']);
+  });
+
+  it("names an import reached from agents-vue/wire, which must import nothing, peers included", () => {
+    const files = replace(goodFiles(), file("dist/ordered-wire.js", 'import { CHAT_MESSAGE_TYPES } from "agents/chat";\nexport const t = "x";\n'));
+    expect(checkTarball(manifest, files)).toEqual([
+      'dist/wire/index.js must import nothing, but dist/ordered-wire.js, which it reaches, imports "agents/chat"'
+    ]);
+    const direct = replace(goodFiles(), file("dist/wire/index.js", 'export { ref } from "vue";\n//# sourceMappingURL=index.js.map'));
+    expect(checkTarball(manifest, direct)).toContain('dist/wire/index.js must import nothing, but it imports "vue"');
+  });
+
+  it("names an install script left in the packed package.json: the repo's own prepare, unstripped", () => {
+    expect(repoManifest.scripts?.prepare).toBeDefined();
+    expect(checkTarball(repoManifest, goodFiles())).toEqual([
+      `package.json has a "prepare" script (${repoManifest.scripts!.prepare}): npm runs or flags it when the tarball is installed; prepack should strip it`
+    ]);
+    expect(checkTarball({ ...manifest, scripts: { postinstall: "node setup.js" } }, goodFiles())).toEqual([
+      'package.json has a "postinstall" script (node setup.js): npm runs or flags it when the tarball is installed; prepack should strip it'
+    ]);
   });
 
   it("names a missing document", () => {

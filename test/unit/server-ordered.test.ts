@@ -78,8 +78,31 @@ class FakeAgent {
     (connection as FakeConnection).send(JSON.stringify({ type: "cf_agent_stream_resuming", id: "r1" }));
   }
 
-  onMessage(_connection: never, message: never): void {
+  /** As `AIChatAgent`, a client's `cf_agent_chat_messages` is persisted (added and updated only), leaving the sender out of the broadcast. */
+  onMessage(connection: never, message: never): Promise<void> | void {
     this.handled.push(message);
+    const data = JSON.parse(message as string) as { type?: string; messages?: UIMessage[] };
+    if (data.type === CHAT_MESSAGES && data.messages) return this.persistMessages(data.messages, [(connection as FakeConnection).id]);
+  }
+
+  /** As `AIChatAgent`: adds and updates; `_deleteStaleRows` deletes what a list of stored messages leaves out; then broadcasts the list. */
+  async persistMessages(messages: UIMessage[], without: string[] = [], options?: { _deleteStaleRows?: boolean }): Promise<void> {
+    await Promise.resolve();
+    const prior = this.messages;
+    let next = [...prior];
+    for (const message of messages) {
+      const at = next.findIndex((stored) => stored.id === message.id);
+      if (at >= 0) next[at] = message;
+      else next.push(message);
+    }
+    const priorIds = new Set(prior.map((message) => message.id));
+    // oxlint-disable-next-line eslint/no-underscore-dangle -- AIChatAgent's own option name
+    if (options?._deleteStaleRows && messages.every((message) => priorIds.has(message.id))) {
+      const listed = new Set(messages.map((message) => message.id));
+      next = next.filter((message) => listed.has(message.id));
+    }
+    this.messages = next;
+    this.broadcast(messagesFrame(messages), without);
   }
 
   connect(id: string): FakeConnection {
@@ -294,6 +317,73 @@ describe("orderTranscript: connect and snapshots", () => {
     expect(facet.frames.map((frame) => frame.type)).toEqual(["cf_agent_stream_resuming"]);
     agent.receive(facet, { type: SNAPSHOT_REQUEST, id: "s1" });
     expect(agent.handled).toHaveLength(1);
+  });
+});
+
+const stored4 = () => [msg("u1"), msg("a1", "assistant"), msg("u2"), msg("a2", "assistant")];
+const frameOf = (socket: FakeConnection) => socket.frames.at(-1) as { messages: UIMessage[]; version: number };
+const ids = (messages: UIMessage[]) => messages.map((message) => message.id);
+
+describe("orderTranscript: a client's setMessages list", () => {
+
+  it("that only removes is stored as the list, at one version every socket gets, the sender too", async () => {
+    const agent = orderedAgent();
+    agent.messages = stored4();
+    const [a, b] = [agent.connect("a"), agent.connect("b")];
+    await agent.receive(a, { type: CHAT_MESSAGES, messages: stored4().slice(0, 2) });
+    expect(ids(agent.messages)).toEqual(["u1", "a1"]);
+    for (const socket of [a, b]) {
+      expect(socket.versions).toEqual([0, 1]);
+      expect(ids(frameOf(socket).messages)).toEqual(["u1", "a1"]);
+    }
+  });
+
+  it("that removes, changes and adds is stored as the list: the removal at one version, the rest at the next", async () => {
+    const agent = orderedAgent();
+    agent.messages = stored4();
+    const [a, b] = [agent.connect("a"), agent.connect("b")];
+    const list = [msg("u1", "user", "edited"), msg("a2", "assistant"), msg("u3")];
+    await agent.receive(a, { type: CHAT_MESSAGES, messages: list });
+    expect(agent.messages).toEqual(list);
+    for (const socket of [a, b]) {
+      expect(socket.versions).toEqual([0, 1, 2]);
+      expect(frameOf(socket)).toMatchObject({ messages: list, version: 2 });
+    }
+  });
+
+  it("that the agent stores in another order is answered with what it stores, at one more version, on every socket", async () => {
+    const agent = orderedAgent();
+    agent.messages = [msg("u1"), msg("a1", "assistant")];
+    const [a, b] = [agent.connect("a"), agent.connect("b")];
+    await agent.receive(a, { type: CHAT_MESSAGES, messages: [msg("a1", "assistant"), msg("u1")] });
+    for (const socket of [a, b]) {
+      expect(socket.versions).toEqual([0, 1, 2]);
+      expect(ids(frameOf(socket).messages)).toEqual(["u1", "a1"]);
+    }
+  });
+
+  it("is only the client's own frame: a chat request whose text names the frame type passes as it came", async () => {
+    const agent = orderedAgent();
+    agent.messages = stored4();
+    const a = agent.connect("a");
+    const request = JSON.stringify({
+      type: "cf_agent_use_chat_request",
+      id: "r1",
+      init: { method: "POST", body: JSON.stringify({ messages: [msg("u1", "user", '{"type":"cf_agent_chat_messages","messages":[]}')] }) }
+    });
+    await agent.receive(a, request);
+    expect(agent.handled).toEqual([request]);
+    expect(ids(agent.messages)).toEqual(ids(stored4()));
+    expect(a.versions).toEqual([0]);
+  });
+
+  it("that removes nothing is the agent's as before: one version", async () => {
+    const agent = orderedAgent();
+    agent.messages = [msg("u1")];
+    const a = agent.connect("a");
+    await agent.receive(a, { type: CHAT_MESSAGES, messages: [msg("u1"), msg("u2")] });
+    expect(ids(agent.messages)).toEqual(["u1", "u2"]);
+    expect(a.versions).toEqual([0, 1]);
   });
 });
 

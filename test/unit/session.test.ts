@@ -1,7 +1,7 @@
 import type { ChatStatus, UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Cell } from "../../src/core/chat-state";
-import { ChatSession, type SessionCells } from "../../src/core/session";
+import { ChatSession, type SessionCells, type SessionSettings } from "../../src/core/session";
 import { FakeSocket, textReply } from "../support/fake-socket";
 import { defaultSettings } from "../support/model-harness";
 
@@ -34,7 +34,7 @@ afterEach(() => {
   for (const session of sessions.splice(0)) session.dispose();
 });
 
-function start(stored: () => UIMessage[] = () => []) {
+function start(stored: () => UIMessage[] = () => [], settings: Partial<SessionSettings<UIMessage>> = {}) {
   const socket = new FakeSocket();
   const out = cells();
   const session = new ChatSession<UIMessage>({
@@ -43,7 +43,7 @@ function start(stored: () => UIMessage[] = () => []) {
     chatId: "fake-agent/room",
     label: "fake-agent/room",
     cells: out,
-    settings: () => defaultSettings(),
+    settings: () => defaultSettings(settings),
     chatInit: {},
     throttleMs: 0,
     initialMessages: [],
@@ -112,5 +112,29 @@ describe("the shipped session at its I/O boundary", () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(out.status.value).toBe("error");
     expect(out.error.value?.message).toBe("model exploded");
+  });
+
+  it("with resume: false, a cut reply the server finished ends ready once the reconnect's probe finds nothing running", async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "q" }] };
+    const answer: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "one two three" }] };
+    let stored: UIMessage[] = [];
+    const { socket, out, session } = start(() => stored, { resume: false });
+    socket.open();
+    await session.ready;
+    const sent = session.sendMessage({ text: "q" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    textReply("a1", ["one ", "two ", "three"]).slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
+    socket.drop();
+    await vi.waitFor(() => expect(out.status.value).toBe("error"));
+    await sent;
+    stored = [{ ...question, id: (out.messages.value[0] as UIMessage).id }, answer];
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two three"));
+    await vi.waitFor(() => expect(out.status.value).toBe("ready"));
+    expect(out.error.value).toBeUndefined();
   });
 });

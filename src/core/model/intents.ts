@@ -177,8 +177,14 @@ export class LocalIntents<M extends UIMessage> {
    * Rule (unconfirmed sends stay): a transcript frame retires the sends it
    * carries; own sends it lacks stay after it: those of the request in
    * flight, and over a connect-time transcript those the transport buffered.
+   *
+   * Rule (own question before its reply): when the frame's list ends with
+   * the reply streaming here (`liveReplyId`, kept at the tail by the live
+   * reply overlay), the sends go in before that reply, not after it: a frame
+   * another client's request broadcast mid-reply need not carry this
+   * client's question, and the question must not end up after its answer.
    */
-  restoreSends(next: M[], current: readonly M[], connect: boolean): M[] {
+  restoreSends(next: M[], current: readonly M[], connect: boolean, liveReplyId?: string): M[] {
     const restore = connect ? new Set(this.buffered) : new Set<string>();
     this.buffered.clear();
     for (const message of next) this.unechoed.delete(message.id);
@@ -189,7 +195,10 @@ export class LocalIntents<M extends UIMessage> {
     if (restore.size === 0) return next;
     const present = new Set(next.map((message) => message.id));
     const restored = current.filter((message) => restore.has(message.id) && !present.has(message.id));
-    return restored.length === 0 ? next : [...next, ...restored];
+    if (restored.length === 0) return next;
+    const tail = next.at(-1);
+    if (liveReplyId !== undefined && tail?.id === liveReplyId) return [...next.slice(0, -1), ...restored, tail];
+    return [...next, ...restored];
   }
 
   /**

@@ -27,8 +27,21 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
   const shown = m.intents.shown(received, current);
   m.base.hold(shown);
   const next = m.observed.overFrame(m.placement.keepLiveReply(shown, current));
-  m.replace(m.intents.restoreSends(next, current, connect));
+  m.replace(m.intents.restoreSends(next, current, connect, m.placement.protectedId));
   return answersFirstLoad;
+}
+
+/**
+ * Rule (a skipped version changes nothing, exact sync): a partial frame (a
+ * message update, a clear) applies only as the next version. An older one
+ * was seen already; one that skips a version is not applied at all: this
+ * socket missed a change, so a snapshot is asked for, and the transcript
+ * comes with the answer. Frames without a version always apply.
+ */
+function admittedStep<M extends UIMessage>(m: ChatModel<M>, version: number | undefined): boolean {
+  const step = m.base.admitStep(version);
+  if (step === "gap") m.io.requestSnapshot();
+  return step === "apply";
 }
 
 /**
@@ -37,9 +50,7 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
  * it); it never appends: the message arrives by its own stream or a frame.
  */
 export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated: M, version?: number): void {
-  const step = m.base.admitStep(version);
-  if (step === "stale") return;
-  if (step === "gap") m.io.requestSnapshot();
+  if (!admittedStep(m, version)) return;
   m.base.frameArrived();
   const messages = m.messages;
   if (m.intents.isRetracted(updated.id, messages)) return;
@@ -91,10 +102,11 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 /**
  * Rule (received clear): another client cleared; the server sends the clear
  * once done with it, so a read now sees its final transcript (an ordered
- * server's clear carries its version instead, and needs no read).
+ * server's clear carries its version instead, and needs no read; it applies
+ * only as the next version, see "a skipped version changes nothing").
  */
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
-  if (!m.base.admitVersion(version)) return [];
+  if (!admittedStep(m, version)) return [];
   m.base.messages = [];
   const interrupted = [...m.local, ...m.streams.openTurns()];
   m.dropObserved(false);

@@ -133,6 +133,15 @@ describe("LocalIntents", () => {
       expect(intents.unechoed.has("mine")).toBe(true);
     });
 
+    it("Rule (own question before its reply): puts the sends before the live reply the frame ends with", () => {
+      const intents = new LocalIntents<UIMessage>();
+      intents.unechoed.set("mine", { lacked: false });
+      const current = [user("mine"), assistant("live")];
+      expect(idsOf(intents.restoreSends([user("theirs"), assistant("live")], current, false, "live"))).toEqual(["theirs", "mine", "live"]);
+      // Without a live reply at the tail the sends go last, as before.
+      expect(idsOf(intents.restoreSends([user("theirs"), assistant("other")], current, false, "live"))).toEqual(["theirs", "other", "mine"]);
+    });
+
     it("retires a send the frame carries", () => {
       const intents = new LocalIntents<UIMessage>();
       intents.unechoed.set("mine", { lacked: false });

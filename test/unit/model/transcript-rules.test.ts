@@ -1,3 +1,4 @@
+import type { UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import {
   applyMessageUpdate,
@@ -13,6 +14,13 @@ import { requested } from "../../../src/core/model/continuation";
 import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../../support/model-harness";
 
 const queuedSend = (id: string) => ({ message: user(id), options: undefined, settle: vi.fn() });
+
+/** A model that holds version 5 of [u1, a1], as an ordered server's connect frame leaves it. */
+function atVersion5() {
+  const harness = makeModel();
+  applySnapshot(harness.m, [user("u1"), assistant("a1", "stored")], true, 5);
+  return harness;
+}
 
 describe("transcript rules", () => {
   describe("Rule (the server's word, projected)", () => {
@@ -42,6 +50,18 @@ describe("transcript rules", () => {
       observed.apply({ type: "text-delta", id: "t", delta: "streamed" });
       applySnapshot(watching.m, [user("u1")], false);
       expect(textOf(watching.m.messages[1])).toBe("streamed");
+    });
+
+    it("Rule (own question before its reply): a mid-reply frame without this tab's question keeps it before the reply streaming here, also once the reply ends", () => {
+      const { m } = makeModel({ messages: [user("mine"), assistant("a1", "live")] });
+      m.intents.unechoed.set("mine", { lacked: false, request: "r1" });
+      m.placement.protect("a1", false);
+      // Another client's request broadcast its own list, which lacks this tab's question.
+      applySnapshot(m, [user("theirs")], false);
+      expect(idsOf(m.messages)).toEqual(["theirs", "mine", "a1"]);
+      expect(m.messages.at(-1)?.role).toBe("assistant");
+      m.placement.release("a1");
+      expect(idsOf(m.messages)).toEqual(["theirs", "mine", "a1"]);
     });
 
     it("moves the clock: a read out meanwhile is made again", () => {
@@ -105,6 +125,49 @@ describe("transcript rules", () => {
     receivedClear(m);
     expect(m.streams.get("mine")?.interruptedByClear).toBe(true);
     expect(io.reads.map((read) => read.always)).toEqual([true]);
+  });
+
+  describe("Rule (a skipped version changes nothing, exact sync)", () => {
+    it("a clear that skips a version is not applied: the transcript and version stay, and a snapshot is asked for", () => {
+      const { m, io } = atVersion5();
+      const entry = queuedSend("q");
+      m.intents.queued.push(entry);
+      expect(receivedClear(m, 7)).toEqual([]);
+      expect(idsOf(m.messages)).toEqual(["u1", "a1"]);
+      expect(m.base.version).toBe(5);
+      expect(m.intents.queued).toEqual([entry]);
+      expect(io.snapshots).toBe(1);
+      // The snapshot answer brings the transcript the server holds.
+      applySnapshot(m, [user("u1"), assistant("a1", "stored"), user("u2")], false, 6);
+      expect(idsOf(m.messages)).toEqual(["u1", "a1", "u2"]);
+      expect(m.base.version).toBe(6);
+    });
+
+    it("a clear at the next version applies; one at the version held or older is dropped without a snapshot", () => {
+      const { m, io } = atVersion5();
+      receivedClear(m, 5);
+      receivedClear(m, 4);
+      expect([idsOf(m.messages), m.base.version, io.snapshots]).toEqual([["u1", "a1"], 5, 0]);
+      receivedClear(m, 6);
+      expect([idsOf(m.messages), m.base.version, io.snapshots, io.reads.length]).toEqual([[], 6, 0, 0]);
+    });
+
+    it("a message update that skips a version changes nothing until the snapshot answers", () => {
+      const { m, io } = atVersion5();
+      applyMessageUpdate(m, assistant("a1", "skipped ahead"), 7);
+      expect(textOf(m.messages[1])).toBe("stored");
+      expect([m.base.version, io.snapshots]).toEqual([5, 1]);
+      expect((m.base.messages as UIMessage[]).map((message) => textOf(message))).toEqual(["u1", "stored"]);
+      applyMessageUpdate(m, assistant("a1", "next"), 6);
+      expect([textOf(m.messages[1]), m.base.version, io.snapshots]).toEqual(["next", 6, 1]);
+    });
+
+    it("a versioned partial frame before any versioned transcript asks for a snapshot and changes nothing", () => {
+      const { m, io } = makeModel({ messages: [user("u1"), assistant("a1", "shown")] });
+      applyMessageUpdate(m, assistant("a1", "versioned"), 3);
+      receivedClear(m, 4);
+      expect([idsOf(m.messages), textOf(m.messages[1]), m.base.version, io.snapshots]).toEqual([["u1", "a1"], "shown", null, 2]);
+    });
   });
 
   describe("Rule (first load)", () => {
