@@ -1,7 +1,7 @@
 /**
  * `npm run test:model`: the chat model's property test at full size (200,000
  * runs) with a fresh seed, printed first. `SEED=<n>` replays a run and
- * `RUNS=<n>` changes its size; `npm test` runs 2,000 with a fixed seed.
+ * `RUNS=<n>` changes its size; `npm test` runs 1,500 with a fixed seed.
  */
 import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";

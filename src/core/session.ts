@@ -2,7 +2,7 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMe
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
+import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
@@ -54,6 +54,8 @@ export class ChatSession<M extends UIMessage> {
   #resumeKeptError: Error | undefined;
   /** The error the transport gave a request a socket close cut off (rule: a cut is not a failure). */
   #cutError: Error | undefined;
+  /** This client's turns a socket close cut off, until their end comes (rule: a cut is not a failure). */
+  readonly #cutTurns = new Set<string>();
   #continuationTimer: ReturnType<typeof setTimeout> | null = null;
   /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
@@ -198,6 +200,8 @@ export class ChatSession<M extends UIMessage> {
       this.#warnLimited("outbox", `${queued} message(s) wait for ${this.#config.label}, whose connection closed for good; they stay queued until it reconnects.`);
     }
     if (!wasOpen) return;
+    // The turns this client follows as its own now lose their ends (see `#cutTurnEnded`).
+    for (const id of this.#model.local) this.#cutTurns.add(id);
     socketClosed(this.#model);
     this.#scheduleReconcile();
   }
@@ -242,10 +246,29 @@ export class ChatSession<M extends UIMessage> {
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
+        const followed = m.local.has(frame.id);
         const readBack = onResponse(m, frame);
+        if (followed) this.#cutTurns.delete(frame.id);
+        else this.#cutTurnEnded(frame);
         return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
       }
     }
+  }
+
+  /**
+   * Rule (a cut is not a failure): a turn of this client's that a socket close cut off and that the reopened
+   * socket followed to a completed end leaves the chat ready, whatever a stream in between ended with (a
+   * resumed older turn that failed meanwhile). A newer request of this client's cannot have ended before it:
+   * the server runs turns in order. Only for a turn no stream of the transport follows (that one ends the AI
+   * SDK's request itself).
+   */
+  #cutTurnEnded(frame: ResponseFrame): void {
+    if (!frame.done || !this.#cutTurns.delete(frame.id)) return;
+    const completed = !frame.error && (frame.outcome === undefined || frame.outcome === "completed");
+    if (!completed || this.#state.status !== "error") return;
+    // The reply shows before the status says it is over.
+    this.#state.flush();
+    this.clearError();
   }
 
   /**
@@ -485,9 +508,10 @@ export class ChatSession<M extends UIMessage> {
       this.#flushOutbox();
     }
     collapseReplays(m);
-    // Rule (a cut is not a failure), also without resume: once the reopened socket settled what the close cut
-    // off (the idle probe answered, the turn it found followed to its end), the close's error goes.
-    if (status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError && m.link.open && !this.#resumeOperation) {
+    // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
+    // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
+    const cut = status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError;
+    if (cut && !this.#settings.resume && m.link.open && !this.#resumeOperation) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
         this.#cutError = undefined;
         this.chat.clearError();

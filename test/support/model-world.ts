@@ -185,7 +185,7 @@ export class World implements WorldPort {
     return this.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
   }
 
-  /** Requests this client sent or resumed: its status follows them. */
+  /** Requests this client sent or the AI SDK resumed: its status follows them. */
   readonly own = new Set<string>();
 
   /**
@@ -306,8 +306,10 @@ export class World implements WorldPort {
 
   /** The socket's `send` (a frame the session serialized, parsed afresh): on the open socket, or buffered until it opens (then `false`, as PartySocket says). */
   clientSend(frame: Record<string, unknown>): boolean {
-    // Turns this client follows as its own: its requests and the streams it resumed.
-    if ((frame.type === "cf_agent_use_chat_request" || frame.type === "cf_agent_stream_resume_ack") && typeof frame.id === "string") this.own.add(frame.id);
+    // Turns this client follows as its own: its requests, and the streams the AI SDK's resume took (an ACK while
+    // the AI SDK resume runs; an ACK for a turn the session only watches leaves the status alone).
+    const resumed = frame.type === "cf_agent_stream_resume_ack" && this.inside.resuming;
+    if ((frame.type === "cf_agent_use_chat_request" || resumed) && typeof frame.id === "string") this.own.add(frame.id);
     if (this.open) {
       this.upSent++;
       this.up.push({ conn: this.conn, frame });

@@ -9,12 +9,12 @@ import { World, violations } from "../support/model-world";
  * intents, in a simulated world that owns its socket, `fetch` and clock
  * (`test/support/model-world.ts`): at quiescence the screen is the server's
  * transcript, nothing the user sent is lost, nothing is stuck, and the status
- * and flags an app binds are settled (`error` only for a turn that failed). `npm test` runs 2,000 runs with a fixed seed
- * (5,000 while the world drove a mirror of the session; the shipped one costs
- * about three times as much per run);
- * `npm run test:model` runs 200,000 with a fresh one. `SEED=<n>` and
- * `RUNS=<n>` replay a run; a failure prints its shrunk commands and the
- * world's log (replay one with `play()` in `model.regressions.test.ts`).
+ * and flags an app binds are settled (`error` only for a turn that failed).
+ * `npm test` runs 1,500 runs with a fixed seed (5,000 while the world drove a
+ * mirror of the session, which cost a third as much per run); `npm run
+ * test:model` runs 200,000 with a fresh one. `SEED=<n>` and `RUNS=<n>` replay
+ * a run; a failure prints its shrunk commands and the world's log (replay one
+ * with `play()` in `model.regressions.test.ts`).
  */
 
 /** The `npm test` variant's seed when no `SEED` is given (`npm run test:model` draws one). */
@@ -22,7 +22,7 @@ const QUICK_SEED = 20_261_201;
 const full = process.env.MODEL_FULL === "1";
 const given = process.env.SEED;
 const seed = given && /^\d+$/.test(given) ? Number(given) >>> 0 : full ? Math.floor(Math.random() * 2 ** 31) : QUICK_SEED;
-const numRuns = process.env.RUNS && /^\d+$/.test(process.env.RUNS) ? Number(process.env.RUNS) : full ? 200_000 : 2_000;
+const numRuns = process.env.RUNS && /^\d+$/.test(process.env.RUNS) ? Number(process.env.RUNS) : full ? 200_000 : 1_500;
 
 describe("the chat model under random interleavings", () => {
   afterAll(() => World.release());
