@@ -58,8 +58,9 @@ function watchPage(page: Page, label: string): Page {
   page.on("pageerror", (error) => problems.push(`[${label}] uncaught: ${error.message}`));
   page.on("console", (message) => {
     if (message.type() !== "error") return;
-    // The library's one probe of the agent's address (why the socket cannot open) is answered 502 by Vite's proxy.
-    if (agentDown && /^(WebSocket connection to .* failed|Failed to load resource: the server responded with a status of 502)/.test(message.text())) return;
+    // The library's one probe of the agent's address (why the socket cannot open) is answered 502 by Vite's proxy
+    // while the agent is down, or 404 by the agent itself (its onRequest) when it came back before the probe arrived.
+    if (agentDown && /^(WebSocket connection to .* failed|Failed to load resource: the server responded with a status of (502|404))/.test(message.text())) return;
     problems.push(`[${label}] console.error: ${message.text()}`);
   });
   return page;
@@ -398,9 +399,10 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await demo.startAgent();
     console.log("    agent restarted");
     await waitConnected(page);
-    agentDown = false;
     console.log("    page reconnected");
     await expect(page.locator(".message--queued")).toHaveCount(0, { timeout: TIMEOUT });
+    // A probe that left during the outage may be answered only now.
+    agentDown = false;
     console.log("    queued message sent");
     await expect(lastAssistant(page)).toContainText("Are you still there?", { timeout: 30_000 });
     await waitIdle(page);
