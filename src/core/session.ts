@@ -2,7 +2,8 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMe
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { type ChatFrame, type ResponseFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
+import { CutTurns } from "./cut-turns";
+import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
 import type { QueuedSend } from "./model/intents";
@@ -52,10 +53,8 @@ export class ChatSession<M extends UIMessage> {
   #resumeOperation: Promise<void> | null = null;
   /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
   #resumeKeptError: Error | undefined;
-  /** The error the transport gave a request a socket close cut off (rule: a cut is not a failure). */
-  #cutError: Error | undefined;
-  /** This client's turns a socket close cut off, until their end comes (rule: a cut is not a failure). */
-  readonly #cutTurns = new Set<string>();
+  /** Requests a socket close cut off, and the error it gave them (rule: a cut is not a failure). */
+  readonly #cuts = new CutTurns();
   #continuationTimer: ReturnType<typeof setTimeout> | null = null;
   /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
   #graceTimer: ReturnType<typeof setTimeout> | null = null;
@@ -102,7 +101,7 @@ export class ChatSession<M extends UIMessage> {
       onData: (part) => this.#settings.onData?.(part),
       onError: (error) => {
         // The transport ends a request cut by a close with an error once the socket is down: the turn's end went unseen, not wrong.
-        if (!this.#model.link.open) this.#cutError = error;
+        this.#cuts.errored(error, this.#model.link.open);
         this.#settings.onError?.(error);
       },
       onFinish: (event) => {
@@ -200,8 +199,7 @@ export class ChatSession<M extends UIMessage> {
       this.#warnLimited("outbox", `${queued} message(s) wait for ${this.#config.label}, whose connection closed for good; they stay queued until it reconnects.`);
     }
     if (!wasOpen) return;
-    // The turns this client follows as its own now lose their ends (see `#cutTurnEnded`).
-    for (const id of this.#model.local) this.#cutTurns.add(id);
+    this.#cuts.closed(this.#model.local);
     socketClosed(this.#model);
     this.#scheduleReconcile();
   }
@@ -248,27 +246,14 @@ export class ChatSession<M extends UIMessage> {
       case "response": {
         const followed = m.local.has(frame.id);
         const readBack = onResponse(m, frame);
-        if (followed) this.#cutTurns.delete(frame.id);
-        else this.#cutTurnEnded(frame);
+        if (this.#cuts.ended(frame, followed) && this.#state.status === "error") {
+          // The reply shows before the status says it is over.
+          this.#state.flush();
+          this.clearError();
+        }
         return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
       }
     }
-  }
-
-  /**
-   * Rule (a cut is not a failure): a turn of this client's that a socket close cut off and that the reopened
-   * socket followed to a completed end leaves the chat ready, whatever a stream in between ended with (a
-   * resumed older turn that failed meanwhile). A newer request of this client's cannot have ended before it:
-   * the server runs turns in order. Only for a turn no stream of the transport follows (that one ends the AI
-   * SDK's request itself).
-   */
-  #cutTurnEnded(frame: ResponseFrame): void {
-    if (!frame.done || !this.#cutTurns.delete(frame.id)) return;
-    const completed = !frame.error && (frame.outcome === undefined || frame.outcome === "completed");
-    if (!completed || this.#state.status !== "error") return;
-    // The reply shows before the status says it is over.
-    this.#state.flush();
-    this.clearError();
   }
 
   /**
@@ -299,7 +284,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.#resumeOperation) return this.#resumeOperation;
     const error = this.#state.status === "error" ? this.#state.error : undefined;
     // Rule (a cut is not a failure): a request the close cut off ends as the reconnect finds it, resumed or stored, not as an error.
-    this.#resumeKeptError = error === this.#cutError ? undefined : error;
+    this.#resumeKeptError = this.#cuts.isCut(error) ? undefined : error;
     const operation: Promise<void> = this.chat.resumeStream(options).finally(() => {
       if (this.#resumeOperation !== operation || this.#disposed) return;
       this.#resumeOperation = null;
@@ -510,10 +495,10 @@ export class ChatSession<M extends UIMessage> {
     collapseReplays(m);
     // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
     // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
-    const cut = status === "error" && this.#cutError !== undefined && this.#state.error === this.#cutError;
+    const cut = status === "error" && this.#cuts.isCut(this.#state.error);
     if (cut && !this.#settings.resume && m.link.open && !this.#resumeOperation) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
-        this.#cutError = undefined;
+        this.#cuts.forget();
         this.chat.clearError();
       }
     }
