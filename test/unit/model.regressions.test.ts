@@ -256,4 +256,13 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
     expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
   });
+
+  it("Rule (a read lags the live reply): a read the server answered before the replayed reply's first words does not empty it on screen", async () => {
+    // Seed 2124355403 of `npm run test:model`, run 196,750, shrunk: another tab's turn is cut and stopped across a reconnect; the
+    // reconnect's resume replays `w0`, a read taken before it (the server holding the reply empty) merged the empty copy over it,
+    // the transcript frame with `w0` then kept that copy as the live one, and the aborted end read nothing back.
+    const world = await play("otherSend 0 0, turn, turn, up, deliver 4, cut, stop, turn, turn, setMessages 17", { resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.at(-1)?.parts).toEqual(world.server.stored.at(-1)?.parts);
+  });
 });

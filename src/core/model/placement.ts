@@ -103,11 +103,21 @@ export class ReplyPlacement<M extends UIMessage> {
     this.#protection = { assistantId, anchorId };
   }
 
-  /** A read merged the transcript around the live reply: it keeps the place the merge gave it. */
-  reanchor(merged: readonly M[]): void {
+  /**
+   * Rule (a read lags the live reply): a read merged the transcript around the
+   * reply streaming here. The reply keeps the place the merge gave it, and its
+   * live copy: the stored one was taken before chunks this client already
+   * shows (the AI SDK writes its own copy back on the next chunk anyway, and
+   * the stream's end reads back what the server stored beyond it).
+   */
+  keepLiveCopy(merged: M[], current: readonly M[]): M[] {
     const protection = this.#protection;
     const index = protection ? merged.findIndex((message) => message.id === protection.assistantId) : -1;
-    if (protection && index >= 0) protection.anchorId = merged[index - 1]?.id ?? null;
+    if (!protection || index < 0) return merged;
+    protection.anchorId = merged[index - 1]?.id ?? null;
+    const live = current.find((message) => message.id === protection.assistantId);
+    if (live) merged[index] = live;
+    return merged;
   }
 
   /** Rule (a close ends the live reply overlay, #2464): the cut-off local copy must not win over later snapshots. */

@@ -75,11 +75,22 @@ describe("ReplyPlacement", () => {
   it("a read that merged around the live reply re-anchors it where the merge put it", () => {
     const { list, placement: p } = placement([assistant("a1")]);
     p.protect("a1", false);
-    const merged = [user("s1"), assistant("s2"), assistant("a1")];
-    p.reanchor(merged);
+    const merged = p.keepLiveCopy([user("s1"), assistant("s2"), assistant("a1")], list.messages);
     list.messages = [...merged, user("u9")];
     p.release("a1");
     expect(idsOf(list.messages)).toEqual(["s1", "s2", "a1", "u9"]);
+  });
+
+  it("Rule (a read lags the live reply): the read's stored copy of the streaming reply gives way to the live one", () => {
+    const live = assistant("a1", "w0 w1");
+    const { placement: p } = placement([user("u1"), live]);
+    p.protect("a1", false);
+    const merged = p.keepLiveCopy([user("u1"), assistant("a1"), user("u2")], [user("u1"), live]);
+    expect(merged.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
+    expect(merged[1]).toBe(live);
+    p.unprotect();
+    const after = p.keepLiveCopy([user("u1"), assistant("a1")], [user("u1"), live]);
+    expect(after[1]).not.toBe(live);
   });
 
   it("a send while a reply streams here keeps that reply at the tail", () => {
