@@ -105,19 +105,23 @@ export class ReplyPlacement<M extends UIMessage> {
 
   /**
    * Rule (a read lags the live reply): a read merged the transcript around the
-   * reply streaming here. The reply keeps the place the merge gave it, and its
-   * live copy: the stored one was taken before chunks this client already
-   * shows (the AI SDK writes its own copy back on the next chunk anyway, and
-   * the stream's end reads back what the server stored beyond it).
+   * reply streaming here. The reply keeps the place the merge gave it, and,
+   * while the AI SDK still streams it (`streaming`), its live copy: the stored
+   * one was taken before chunks this client already shows (the AI SDK writes
+   * its own copy back on the next chunk anyway, and the stream's end reads
+   * back what the server stored beyond it). A reply nothing streams any more
+   * (a socket close cut it) takes the stored copy.
    */
-  keepLiveCopy(merged: M[], current: readonly M[]): M[] {
+  keepLiveCopy(merged: M[], current: readonly M[], streaming: boolean): M[] {
     const protection = this.#protection;
     const index = protection ? merged.findIndex((message) => message.id === protection.assistantId) : -1;
     if (!protection || index < 0) return merged;
     protection.anchorId = merged[index - 1]?.id ?? null;
-    const live = current.find((message) => message.id === protection.assistantId);
-    if (live) merged[index] = live;
-    return merged;
+    const live = streaming ? current.find((message) => message.id === protection.assistantId) : undefined;
+    if (!live) return merged;
+    const next = merged.slice();
+    next[index] = live;
+    return next;
   }
 
   /** Rule (a close ends the live reply overlay, #2464): the cut-off local copy must not win over later snapshots. */

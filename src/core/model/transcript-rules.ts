@@ -163,7 +163,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
     if (isDevelopment) console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
     return;
   }
-  m.replace(m.placement.keepLiveCopy(merged.slice(), m.messages));
+  m.replace(m.placement.keepLiveCopy(merged, m.messages, m.busy));
 }
 
 /**

@@ -75,7 +75,7 @@ describe("ReplyPlacement", () => {
   it("a read that merged around the live reply re-anchors it where the merge put it", () => {
     const { list, placement: p } = placement([assistant("a1")]);
     p.protect("a1", false);
-    const merged = p.keepLiveCopy([user("s1"), assistant("s2"), assistant("a1")], list.messages);
+    const merged = p.keepLiveCopy([user("s1"), assistant("s2"), assistant("a1")], list.messages, true);
     list.messages = [...merged, user("u9")];
     p.release("a1");
     expect(idsOf(list.messages)).toEqual(["s1", "s2", "a1", "u9"]);
@@ -85,11 +85,13 @@ describe("ReplyPlacement", () => {
     const live = assistant("a1", "w0 w1");
     const { placement: p } = placement([user("u1"), live]);
     p.protect("a1", false);
-    const merged = p.keepLiveCopy([user("u1"), assistant("a1"), user("u2")], [user("u1"), live]);
+    const merged = p.keepLiveCopy([user("u1"), assistant("a1"), user("u2")], [user("u1"), live], true);
     expect(merged.map((m) => m.id)).toEqual(["u1", "a1", "u2"]);
     expect(merged[1]).toBe(live);
+    // Nothing streams it any more (a close cut it): the stored copy wins.
+    expect(p.keepLiveCopy([user("u1"), assistant("a1")], [user("u1"), live], false)[1]).not.toBe(live);
     p.unprotect();
-    const after = p.keepLiveCopy([user("u1"), assistant("a1")], [user("u1"), live]);
+    const after = p.keepLiveCopy([user("u1"), assistant("a1")], [user("u1"), live], true);
     expect(after[1]).not.toBe(live);
   });
 
