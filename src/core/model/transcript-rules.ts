@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { isDevelopment } from "../diagnostics";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
