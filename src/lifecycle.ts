@@ -1,5 +1,6 @@
 import { getCurrentScope, onScopeDispose } from "vue";
-import { isDevelopment } from "./core/diagnostics";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /**
  * Throws at once when there is no browser: the composables open a WebSocket
@@ -16,7 +17,7 @@ export function assertBrowser(name: string): void {
 
 /** Warns in development when a composable runs outside a component or effect scope (nothing would clean it up). */
 export function warnOutsideScope(name: string): void {
-  if (isDevelopment && !getCurrentScope()) {
+  if (process.env.NODE_ENV !== "production" && !getCurrentScope()) {
     console.warn(
       `[agents-vue] ${name}() was called outside a component setup or effectScope(); ` +
         "its socket, listeners and timers will not be released automatically. Call it in setup(), or inside effectScope().run() and stop the scope when done."
