@@ -9,8 +9,10 @@ declare const process: { env: { NODE_ENV?: string } };
 export function assertBrowser(name: string): void {
   if (typeof window === "undefined" || typeof WebSocket === "undefined") {
     throw new Error(
-      `[agents-vue] ${name}() opens a WebSocket and runs only in the browser, but it was called during server-side rendering. ` +
-        "Render the component that calls it inside <ClientOnly> (Nuxt) or a `.client.vue` component, or call it from onMounted()."
+      process.env.NODE_ENV !== "production"
+        ? `[agents-vue] ${name}() opens a WebSocket and runs only in the browser, but it was called during server-side rendering. ` +
+            "Render the component that calls it inside <ClientOnly> (Nuxt) or a `.client.vue` component, or call it from onMounted()."
+        : `[agents-vue] ${name}() opens a WebSocket and runs only in the browser.`
     );
   }
 }

@@ -73,7 +73,11 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   warnOutsideScope("useAgentChat");
   void (undefined as unknown as [AgentT, State]);
   if (!options.client && options.agent === undefined) {
-    throw new Error("[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection).");
+    throw new Error(
+      process.env.NODE_ENV !== "production"
+        ? "[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection)."
+        : "[agents-vue] useAgentChat needs `client` or `agent`."
+    );
   }
   if (process.env.NODE_ENV !== "production" && options.toolsRequiringConfirmation) {
     warnDeprecated(
@@ -432,7 +436,11 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
 }
 
 function noConnection(): never {
-  throw new Error("[agents-vue] The chat has no connection yet (the `agent` option is empty).");
+  throw new Error(
+    process.env.NODE_ENV !== "production"
+      ? "[agents-vue] The chat has no connection yet (the `agent` option is empty)."
+      : "[agents-vue] The chat has no connection yet."
+  );
 }
 
 /** Concurrent reads of one address share a request (upstream dedupes initial loads). */

@@ -54,6 +54,30 @@ const kept = [
   "injectAgentChat() found no chat"
 ];
 
+// Development adds these hints to a message production keeps in a short form.
+const developerHints = [
+  "Render the component that calls it inside <ClientOnly>",
+  "`client` (where to connect) or `agent` (a connection)",
+  "(the `agent` option is empty)",
+  "call provideAgentChat() in a parent component's setup()",
+  "its URL segment is empty",
+  "the reserved separator",
+  "it keys React's cache of an async query",
+  "Server-side routing (basePath) may pick the instance per session",
+  "an Agent's @callable() methods answer only"
+];
+
+// The short production forms of those messages.
+const shortForms = [
+  "runs only in the browser.",
+  "useAgentChat needs `client` or `agent`.",
+  "The chat has no connection yet.",
+  "lacks \"agent\" or \"name\".",
+  "useAgent ignores",
+  "instead of",
+  "the host serves no native callable"
+];
+
 describe("developer diagnostics", () => {
   it("are in a development build and absent from a production build, where what a user must know stays", async () => {
     const [development, production] = await Promise.all([bundle("development"), bundle("production")]);
@@ -97,8 +121,22 @@ describe("developer diagnostics", () => {
         expect(production.includes(text), `production build: ${text}`).toBe(false);
       }
       for (const text of kept) expect(production.includes(text), `production build: ${text}`).toBe(true);
+      for (const text of developerHints) {
+        expect(development.includes(text), `development build: ${text}`).toBe(true);
+        expect(production.includes(text), `production build: ${text}`).toBe(false);
+      }
+      for (const text of shortForms) expect(production.includes(text), `production build: ${text}`).toBe(true);
     } finally {
       rmSync(outDir, { recursive: true, force: true });
     }
+  }, 60_000);
+
+  it("give a short form in production where development explains more", async () => {
+    const [development, production] = await Promise.all([bundle("development"), bundle("production")]);
+    for (const text of developerHints) {
+      expect(development.includes(text), `development build: ${text}`).toBe(true);
+      expect(production.includes(text), `production build: ${text}`).toBe(false);
+    }
+    for (const text of shortForms) expect(production.includes(text), `production build: ${text}`).toBe(true);
   }, 60_000);
 });
