@@ -160,12 +160,17 @@ interface Figure {
 }
 
 const figures: Figure[] = [];
-const whole = await moduleSize(file);
+const whole = await moduleSize(file).catch((error: unknown) => fail(`could not minify ${entry}: ${error instanceof Error ? error.message : String(error)}`));
 figures.push({ name: `${entry} (esbuild, on its own)`, gzip: whole.gzip, min: whole.min, recorded: budget.gzip });
 const apps: Record<Bundler, Record<App, number>> = { esbuild: { useAgentChat: 0, whole: 0 }, rolldown: { useAgentChat: 0, whole: 0 } };
 for (const bundler of ["esbuild", "rolldown"] as const) {
   for (const app of ["useAgentChat", "whole"] as const) {
-    const code = bundler === "esbuild" ? await withEsbuild(appSource[app]) : await withRolldown(appSource[app]);
+    let code: string | Uint8Array = "";
+    try {
+      code = bundler === "esbuild" ? await withEsbuild(appSource[app]) : await withRolldown(appSource[app]);
+    } catch (error) {
+      fail(`${bundler} could not bundle the ${app} app from ${entry}: ${error instanceof Error ? error.message : String(error)}`);
+    }
     const min = typeof code === "string" ? Buffer.byteLength(code) : code.length;
     if (min === 0) fail(`the ${app} app built by ${bundler} is empty`);
     apps[bundler][app] = gzip(code);
