@@ -1,6 +1,8 @@
 import type { UIMessage } from "ai";
 import { type InjectionKey, hasInjectionContext, inject, provide } from "vue";
 import { type UseAgentChatOptions, type UseAgentChatReturn, useAgentChat } from "./use-agent-chat";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /**
  * The key {@link provideAgentChat} and {@link injectAgentChat} use when given
@@ -44,7 +46,11 @@ export function injectAgentChat<M extends UIMessage = UIMessage>(
 ): UseAgentChatReturn<M> {
   const chat = hasInjectionContext() ? inject(key, null) : null;
   if (!chat) {
-    throw new Error(`[agents-vue] injectAgentChat() found no chat for ${String(key)}: call provideAgentChat() in a parent component's setup().`);
+    throw new Error(
+      process.env.NODE_ENV !== "production"
+        ? `[agents-vue] injectAgentChat() found no chat for ${String(key)}: call provideAgentChat() in a parent component's setup().`
+        : `[agents-vue] injectAgentChat() found no chat for ${String(key)}.`
+    );
   }
   return chat;
 }

@@ -1,5 +1,6 @@
 import { getCurrentScope, onScopeDispose } from "vue";
-import { isDevelopment } from "./core/diagnostics";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /**
  * Throws at once when there is no browser: the composables open a WebSocket
@@ -8,15 +9,17 @@ import { isDevelopment } from "./core/diagnostics";
 export function assertBrowser(name: string): void {
   if (typeof window === "undefined" || typeof WebSocket === "undefined") {
     throw new Error(
-      `[agents-vue] ${name}() opens a WebSocket and runs only in the browser, but it was called during server-side rendering. ` +
-        "Render the component that calls it inside <ClientOnly> (Nuxt) or a `.client.vue` component, or call it from onMounted()."
+      process.env.NODE_ENV !== "production"
+        ? `[agents-vue] ${name}() opens a WebSocket and runs only in the browser, but it was called during server-side rendering. ` +
+            "Render the component that calls it inside <ClientOnly> (Nuxt) or a `.client.vue` component, or call it from onMounted()."
+        : `[agents-vue] ${name}() opens a WebSocket and runs only in the browser.`
     );
   }
 }
 
 /** Warns in development when a composable runs outside a component or effect scope (nothing would clean it up). */
 export function warnOutsideScope(name: string): void {
-  if (isDevelopment && !getCurrentScope()) {
+  if (process.env.NODE_ENV !== "production" && !getCurrentScope()) {
     console.warn(
       `[agents-vue] ${name}() was called outside a component setup or effectScope(); ` +
         "its socket, listeners and timers will not be released automatically. Call it in setup(), or inside effectScope().run() and stop the scope when done."

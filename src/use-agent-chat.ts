@@ -14,12 +14,13 @@ import {
   type TranscriptReader,
   warnDeprecated
 } from "./core/session";
-import { isDevelopment } from "./core/diagnostics";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChat, AgentChatClientOptions, UseAgentChatOptions, UseAgentChatReturn } from "./use-agent-chat-types";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-chat-types";
 
@@ -72,21 +73,25 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   warnOutsideScope("useAgentChat");
   void (undefined as unknown as [AgentT, State]);
   if (!options.client && options.agent === undefined) {
-    throw new Error("[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection).");
+    throw new Error(
+      process.env.NODE_ENV !== "production"
+        ? "[agents-vue] useAgentChat needs `client` (where to connect) or `agent` (a connection)."
+        : "[agents-vue] useAgentChat needs `client` or `agent`."
+    );
   }
-  if (isDevelopment && options.toolsRequiringConfirmation) {
+  if (process.env.NODE_ENV !== "production" && options.toolsRequiringConfirmation) {
     warnDeprecated(
       "toolsRequiringConfirmation",
       "the 'toolsRequiringConfirmation' option; use needsApproval on server-side tools."
     );
   }
-  if (isDevelopment && options.experimental_automaticToolResolution) {
+  if (process.env.NODE_ENV !== "production" && options.experimental_automaticToolResolution) {
     warnDeprecated(
       "experimental_automaticToolResolution",
       "the 'experimental_automaticToolResolution' option; give tools an execute function or use onToolCall."
     );
   }
-  if (isDevelopment && options.autoSendAfterAllConfirmationsResolved !== undefined) {
+  if (process.env.NODE_ENV !== "production" && options.autoSendAfterAllConfirmationsResolved !== undefined) {
     warnDeprecated(
       "autoSendAfterAllConfirmationsResolved",
       "the 'autoSendAfterAllConfirmationsResolved' option; use sendAutomaticallyWhen from the AI SDK."
@@ -351,7 +356,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const clearHistory = () => current().clearHistory();
   const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);
   const addToolResult = (args: { tool?: string; toolCallId: string; output?: unknown }) => {
-    if (isDevelopment) warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
+    if (process.env.NODE_ENV !== "production") warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
     current().tools.addToolResult(args);
   };
   const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>
@@ -431,7 +436,11 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
 }
 
 function noConnection(): never {
-  throw new Error("[agents-vue] The chat has no connection yet (the `agent` option is empty).");
+  throw new Error(
+    process.env.NODE_ENV !== "production"
+      ? "[agents-vue] The chat has no connection yet (the `agent` option is empty)."
+      : "[agents-vue] The chat has no connection yet."
+  );
 }
 
 /** Concurrent reads of one address share a request (upstream dedupes initial loads). */

@@ -2,6 +2,8 @@ import type { AgentClient, AgentClientOptions, CallOptions, StreamOptions } from
 import { type MaybeRef, isRef, toRaw, unref } from "vue";
 import type { SubAgentStep } from "./core/address";
 import type { AgentQuery, AgentQueryFunction, AgentQueryParams } from "./use-agent-types";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /** What useAgent keeps per connection, and the small rules it applies; no Vue reactivity here beyond reading refs. */
 export const MCP_SERVERS = "cf_agent_mcp_servers";
@@ -54,18 +56,21 @@ export function labelOf(at: Address): string {
   return at.basePath ?? (leaf ? `${at.agent}/${at.name}/sub/${leaf.agent}/${leaf.name}` : `${at.agent}/${at.name}`);
 }
 
-/** Options of upstream's hook that have no meaning here, and why. */
-export const IGNORED_OPTIONS: Record<string, string> = {
-  queryDeps:
-    "it keys React's cache of an async query; here a query function is called on every connect, and a reactive query reconnects when it changes",
-  cacheTtl: "it expires React's cache of an async query; here a query function is called on every connect",
-  transferEnqueuedMessages:
-    "the socket is kept when only the query changes (its queue with it), and an address change rejects queued calls (parity rule 115)"
-};
+/** Options of upstream's hook that have no meaning here, and why (the why in development builds only). */
+export const IGNORED_OPTIONS: Record<string, string> =
+  process.env.NODE_ENV !== "production"
+    ? {
+        queryDeps:
+          "it keys React's cache of an async query; here a query function is called on every connect, and a reactive query reconnects when it changes",
+        cacheTtl: "it expires React's cache of an async query; here a query function is called on every connect",
+        transferEnqueuedMessages:
+          "the socket is kept when only the query changes (its queue with it), and an address change rejects queued calls (parity rule 115)"
+      }
+    : { queryDeps: "", cacheTtl: "", transferEnqueuedMessages: "" };
 
 export function warnIgnoredOptions(options: object): void {
   for (const [option, why] of Object.entries(IGNORED_OPTIONS)) {
-    if (option in options) console.warn(`[agents-vue] useAgent ignores \`${option}\`: ${why}.`);
+    if (option in options) console.warn(`[agents-vue] useAgent ignores \`${option}\`${process.env.NODE_ENV !== "production" ? `: ${why}` : ""}.`);
   }
 }
 
@@ -76,9 +81,11 @@ export function warnIgnoredOptions(options: object): void {
 export function nativeCallError(method: string, error: unknown): unknown {
   if (!(error instanceof Error) || !/is not a function/.test(error.message)) return error;
   return new Error(
-    `[agents-vue] call("${method}") over transport "capnweb" failed: the host serves no native callable "${method}". ` +
-      "Over capnweb, call() and stub reach only the callables the host gives WebSockets({ callables }); " +
-      "an Agent's @callable() methods answer only on the default \"cf-websocket\" transport.",
+    `[agents-vue] call("${method}") over transport "capnweb" failed: the host serves no native callable "${method}".` +
+      (process.env.NODE_ENV !== "production"
+        ? " Over capnweb, call() and stub reach only the callables the host gives WebSockets({ callables }); " +
+          "an Agent's @callable() methods answer only on the default \"cf-websocket\" transport."
+        : ""),
     { cause: error }
   );
 }

@@ -26,6 +26,8 @@ import {
   querySnapshot
 } from "./use-agent-helpers";
 import type { AgentIdentity, UseAgentOptions, UseAgentReturn } from "./use-agent-types";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-types";
 
@@ -142,8 +144,10 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
             return;
           }
           console.warn(
-            `[agents-vue] useAgent reconnected to "${labelOf(at)}" and reached ${newAgent}/${newName} instead of ${oldAgent}/${oldName}. ` +
-              "Server-side routing (basePath) may pick the instance per session; pass onIdentityChange to handle this, or ignore it if expected."
+            `[agents-vue] useAgent reconnected to "${labelOf(at)}" and reached ${newAgent}/${newName} instead of ${oldAgent}/${oldName}.` +
+              (process.env.NODE_ENV !== "production"
+                ? " Server-side routing (basePath) may pick the instance per session; pass onIdentityChange to handle this, or ignore it if expected."
+                : "")
           );
         },
         onConnectionError: (error) => {

@@ -1,3 +1,6 @@
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
+
 /** Upstream's class-name to URL-segment rule (`ChatAgent` → `chat-agent`, `MY_AGENT` → `my-agent`). */
 export function agentNameToKebab(name: string): string {
   if (name === name.toUpperCase() && name !== name.toLowerCase()) {
@@ -66,16 +69,28 @@ function warnStep(problem: string): void {
 export function readSubChain(sub: ReadonlyArray<SubAgentStep> | null | undefined): SubAgentStep[] {
   if (sub == null) return [];
   if (!Array.isArray(sub)) {
-    warnStep(`expected an array of { agent, name } steps, got ${typeof sub}; connecting to the root agent.`);
+    warnStep(
+      process.env.NODE_ENV !== "production"
+        ? `expected an array of { agent, name } steps, got ${typeof sub}; connecting to the root agent.`
+        : "not an array; connecting to the root agent."
+    );
     return [];
   }
   return sub.map((step, index) => {
     const agent = typeof step?.agent === "string" ? step.agent : "";
     const name = typeof step?.name === "string" ? step.name : "";
     if (!agent || !name) {
-      warnStep(`step ${index} needs a non-empty "agent" and "name" (got ${JSON.stringify(step)}); its URL segment is empty.`);
+      warnStep(
+        process.env.NODE_ENV !== "production"
+          ? `step ${index} needs a non-empty "agent" and "name" (got ${JSON.stringify(step)}); its URL segment is empty.`
+          : `step ${index} lacks "agent" or "name".`
+      );
     } else if (agentNameToKebab(agent) === SUB_SEGMENT) {
-      warnStep(`step ${index}'s class "${agent}" kebab-cases to "sub", the reserved separator; the server cannot route it.`);
+      warnStep(
+        process.env.NODE_ENV !== "production"
+          ? `step ${index}'s class "${agent}" kebab-cases to "sub", the reserved separator; the server cannot route it.`
+          : `step ${index}'s class is "sub" in the URL; the server cannot route it.`
+      );
     }
     return { agent, name };
   });

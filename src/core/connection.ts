@@ -1,4 +1,4 @@
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import type { AgentConnection } from "agents/chat/transport";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf } from "./address";
 import type { Cell } from "./chat-state";

@@ -1,20 +1,25 @@
+// Development-only code is guarded inline (below).
 declare const process: { env: { NODE_ENV?: string } };
 
-/**
- * Development build? The one guard for diagnostics meant for the developer
- * (deprecations, misuse). As in Vue's own bundler build, `process.env.NODE_ENV`
- * stays in the published code for the app's bundler to replace: a production
- * build folds this to `false` and drops every `if (isDevelopment)` branch,
- * messages included. What a user must know (failed reads, bad frames, lost
- * sends, errors thrown by callbacks) is not behind it.
+/*
+ * Development builds and production builds. Diagnostics meant only for the
+ * developer (deprecations, misuse) sit behind `process.env.NODE_ENV !==
+ * "production"`, written out at each site as Vue's own bundler build does:
+ * the expression stays in the published code for the app's bundler to
+ * replace, and a production build folds it to `false` and drops the branch,
+ * message included, or keeps only a short production form of the message.
+ * Never through a shared constant: esbuild does not inline a constant from a
+ * module that imports a peer (the published chunks all do), so a flag
+ * exported from here kept every message in an esbuild app. What a user must
+ * know (failed reads, bad frames, lost sends, errors thrown by callbacks,
+ * `connectionError`) is not behind it.
  */
-export const isDevelopment: boolean = process.env.NODE_ENV !== "production";
 
 const warnedDeprecations = new Set<string>();
 
 /** One warning per key per page, for deprecated options (as upstream does); development only. */
 export function warnDeprecated(key: string, message: string): void {
-  if (!isDevelopment || warnedDeprecations.has(key)) return;
+  if (process.env.NODE_ENV === "production" || warnedDeprecations.has(key)) return;
   warnedDeprecations.add(key);
   console.warn(`[agents-vue] Deprecated: ${message}`);
 }

@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import type { ChatTurnOutcome } from "./protocol";
 
 /** A `cf_agent_use_chat_response` frame, narrowed to the fields the client reads. */

@@ -1,8 +1,9 @@
 import type { UIMessage } from "ai";
 import { agentNameToKebab } from "./address";
-import { isDevelopment } from "./diagnostics";
 import { isUIMessage } from "./frames";
 import { errorText } from "./tools";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /** Request options for transcript reads. */
 export interface TranscriptRequestInit {
@@ -82,7 +83,7 @@ export type GetAgentMessagesOptions = TranscriptRequestInit &
 export function getAgentMessages<M extends UIMessage = UIMessage>(options: GetAgentMessagesOptions): Promise<M[]> {
   if ("url" in options) {
     if (typeof options.url !== "string" || !options.url.trim()) {
-      if (isDevelopment) console.warn("[agents-vue] getAgentMessages: `url` must be the agent's URL or its `/get-messages` URL; reading nothing.");
+      if (process.env.NODE_ENV !== "production") console.warn("[agents-vue] getAgentMessages: `url` must be the agent's URL or its `/get-messages` URL; reading nothing.");
       return Promise.resolve([]);
     }
     return fetchTranscript<M>(messagesUrl(options.url.trim()), options, "the agent");

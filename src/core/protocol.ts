@@ -1,8 +1,8 @@
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import { SNAPSHOT_REQUEST } from "../server/ordered-wire";
 
-// Frame types come from agents/chat: a Vite build importing it bundles only agents' protocol chunk, no server module.
-/** The frame types the session shell sends or reads by name; the rules use `CHAT_MESSAGE_TYPES`. */
+// The frame types are our own copy of agents/chat's (see ./frame-types): importing them from there would cost an esbuild-built app upstream's message builder.
+/** The frame types the session shell sends or reads by name; the rules use `CHAT_MESSAGE_TYPES` (./frame-types). */
 export const Wire = {
   chatResponse: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE,
   streamResumeAck: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK,

@@ -16,7 +16,9 @@ import { TranscriptReads } from "./reads";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
-import { callUser, isDevelopment, limitedWarner } from "./diagnostics";
+import { callUser, limitedWarner } from "./diagnostics";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./settings";
 export { warnDeprecated } from "./diagnostics";
@@ -447,7 +449,7 @@ export class ChatSession<M extends UIMessage> {
   setMessages(next: M[] | ((current: M[]) => M[])): void {
     const resolved = typeof next === "function" ? next([...this.#state.messages]) : next;
     if (!Array.isArray(resolved)) {
-      if (isDevelopment) console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
+      if (process.env.NODE_ENV !== "production") console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
       return;
     }
     localReplace(this.#model, resolved, this.#settings.syncMessagesToServer);

@@ -1,5 +1,5 @@
 import { type AbstractChat, type UIMessage, getToolName, isToolUIPart } from "ai";
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import type { ChatModel } from "./model";
 import type { ToolBook, ToolRun } from "./model/tools";
 import type { AddToolOutputOptions, OnToolCallCallback, SessionSettings } from "./settings";

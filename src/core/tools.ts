@@ -1,5 +1,6 @@
 import { getToolName, isToolUIPart, type JSONSchema7, type UIMessage } from "ai";
-import { isDevelopment } from "./diagnostics";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 // Upstream's helpers of these names are in agents/chat/react, which imports react and @ai-sdk/react: a Vue app cannot use them.
 
@@ -52,7 +53,7 @@ export function extractClientToolSchemas(
   const schemas: ClientToolSchema[] = [];
   for (const [name, tool] of Object.entries(tools)) {
     if (typeof tool?.execute !== "function") continue;
-    if (isDevelopment && tool.inputSchema && !tool.parameters && !warnedInputSchema.has(name)) {
+    if (process.env.NODE_ENV !== "production" && tool.inputSchema && !tool.parameters && !warnedInputSchema.has(name)) {
       warnedInputSchema.add(name);
       console.warn(`[agents-vue] Tool "${name}" uses the deprecated 'inputSchema'; rename it to 'parameters'.`);
     }

@@ -1,5 +1,5 @@
 import type { UIMessage } from "ai";
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
 import type { ChatModel } from "./index";
 import { endObservedBy, letGoIgnoredAck } from "./response-rules";

@@ -1,12 +1,13 @@
 import type { UIMessage } from "ai";
-import { CHAT_MESSAGE_TYPES } from "agents/chat";
-import { isDevelopment } from "../diagnostics";
+import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { prependMissing } from "../transcript";
 import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
 import type { ChatModel } from "./index";
 import type { QueuedSend } from "./intents";
 import { toolCallIdsOf } from "./placement";
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
 
 /**
  * Rule (the server's word, projected): a transcript frame replaces the
@@ -160,7 +161,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
     return;
   }
   if (!Array.isArray(merged)) {
-    if (isDevelopment) console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
+    if (process.env.NODE_ENV !== "production") console.warn("[agents-vue] mergeMessages must return an array of messages; the on-screen transcript is kept.");
     return;
   }
   m.replace(m.placement.keepLiveCopy(merged, m.messages, m.busy));
@@ -248,7 +249,7 @@ let warnedServerOwned = false;
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
   m.base.replacedLocally();
   if (sync && m.base.serverOwned) {
-    if (isDevelopment && !warnedServerOwned) {
+    if (process.env.NODE_ENV !== "production" && !warnedServerOwned) {
       warnedServerOwned = true;
       console.warn(
         "[agents-vue] setMessages changed this screen only: this agent (Think) keeps its own history and ignores a transcript a client sends. " +
