@@ -32,6 +32,18 @@ export class CutTurns {
   }
 
   /**
+   * Rule (a cut turn found idle is read back): a probe of this client's found nothing running, so the turns
+   * the close cut off ended unseen. Returns whether there were any: their stored copies are read again,
+   * since the read the reopened socket sent can be answered before a restarted server stored the partial
+   * reply it had (chaos: server restart, where the screen kept words the server never stored).
+   */
+  foundIdle(): boolean {
+    const any = this.#turns.size > 0;
+    this.#turns.clear();
+    return any;
+  }
+
+  /**
    * A response frame was handled. Returns true when it completed a cut turn that no transport stream
    * follows (one that does ends the AI SDK's request itself): the chat is then ready, whatever a stream
    * in between ended with (a resumed older turn that failed meanwhile). A newer request of this client's

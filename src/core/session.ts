@@ -240,7 +240,9 @@ export class ChatSession<M extends UIMessage> {
       case "message-updated":
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
-        return onResumeNone(m, frame.reason, frame.probeId);
+        onResumeNone(m, frame.reason, frame.probeId);
+        if (frame.reason === "idle" && frame.probeId !== undefined && this.#cuts.foundIdle() && !m.base.exact) this.#reads.reread(false);
+        return;
       case "pending":
         return onPending(m, frame.id, frame.probeId);
       case "resuming":

@@ -91,6 +91,35 @@ describe("the shipped session at its I/O boundary", () => {
     expect(out.messages.value.map((message) => message.id)).toEqual(stored.map((message) => message.id));
   });
 
+  it("Rule (a cut turn found idle is read back): a cut reply a restarted server stored shorter than shown, after the reopen's read was answered, shows as stored (chaos: server restart)", async () => {
+    const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "q" }] };
+    let stored: UIMessage[] = [];
+    const { socket, out, session } = start(() => stored);
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await session.ready;
+    const sent = session.sendMessage({ text: "q" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    textReply("a1", ["one ", "two ", "three"]).slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
+    socket.drop();
+    await sent;
+    const asked = { id: (out.messages.value[0] as UIMessage).id };
+    // The reopen's read is answered while the restarted server has not yet stored the partial reply ...
+    stored = [{ ...question, ...asked }];
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // ... which it then stores with the words it had kept: fewer than this client saw.
+    stored = [{ ...question, ...asked }, { id: "a1", role: "assistant", parts: [{ type: "text", text: "one " }] }];
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one "));
+    await vi.waitFor(() => expect(out.status.value).toBe("ready"));
+    expect(out.messages.value.map((message) => message.id)).toEqual(stored.map((message) => message.id));
+  });
+
   it("a turn the server failed, then a reconnect whose probe finds nothing: the server's error stays until cleared (issue 21, 5)", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const { socket, out, session } = start();
