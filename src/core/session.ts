@@ -217,12 +217,15 @@ export class ChatSession<M extends UIMessage> {
   #apply(frame: ChatFrame<M>, data: string): void {
     // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
     const forward = frame.kind === "response" && this.#model.local.has(frame.id);
+    const superseded = forward && frame.error && this.#model.streams.get(frame.id)?.superseded === true;
     try {
       this.#handleFrame(frame);
     } catch (error) {
       console.error("[agents-vue] Failed to apply a chat frame:", error); // A frame must never take the chat down.
     }
     if (!forward || frame.kind !== "response") return;
+    // Rule (a superseded request's failure is not the chat's): the AI SDK follows the later request; this one's stream just ends.
+    if (superseded) return this.#bridge.deliver({ ...frame, body: "", error: false, done: true }, JSON.stringify({ type: Wire.chatResponse, id: frame.id, body: "", done: true }));
     const opened = frame.continuation ? droppedTextStart(this.#model, frame) : undefined;
     if (opened) this.#bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
     this.#bridge.deliver(frame, data);
@@ -275,7 +278,10 @@ export class ChatSession<M extends UIMessage> {
   #onTransportSend(data: string): void {
     const frame = parseJson(data) as { id?: unknown } | undefined;
     const request = sentRequest(frame);
-    if (request) return this.#model.intents.sendWentOut(request.id, request.sentId);
+    if (request) {
+      this.#model.streams.supersede(this.#model.local, request.id);
+      return this.#model.intents.sendWentOut(request.id, request.sentId);
+    }
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
     this.#resumeKeptError = undefined;
     this.#model.streams.transportAcked(frame.id);

@@ -265,4 +265,11 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
     expect(world.messages.at(-1)?.parts).toEqual(world.server.stored.at(-1)?.parts);
   });
+
+  it("Rule (a superseded request's failure is not the chat's): a send the edit after it replaced fails after the edit was stopped; the chat stays ready", async () => {
+    // Seed 1532975714 of `npm run test:model`, run 30,025, shrunk: the AI SDK reported the older request's failure as the chat's error.
+    const world = await play("cut, reopen, otherSend 0 0, up, turn, clear, up, up, send, timer, up, edit 0, deliver 3, stop, turn, fail", { resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
+  });
 });

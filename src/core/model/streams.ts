@@ -31,6 +31,8 @@ export interface StreamRecord {
   error?: string;
   /** `onTurnEnd` was reported (never twice, also across resets). */
   ended?: boolean;
+  /** A later request of this client's went out while this one was open (a regenerate or an edit while it streamed). */
+  superseded?: boolean;
 }
 
 /** A response frame to handle now, with the socket data it came in. */
@@ -172,6 +174,16 @@ export class StreamRecords {
   }
 
   /**
+   * Rule (a superseded request's failure is not the chat's): a request of this client's went out while
+   * others were open. The AI SDK follows only the newest, but still reports an older one's failure as the
+   * chat's `error` (after a stop of the newer one, or after it completed); so an older one's error frame
+   * reaches its stream as a plain end. `onTurnEnd` still names the error.
+   */
+  supersede(open: Iterable<string>, newest: string): void {
+    for (const id of open) if (id !== newest) this.at(id).superseded = true;
+  }
+
+  /**
    * Rule (end of stream): what a stream end reads back. The server stores what
    * this client may not have seen in three cases:
    * - a clear of this client's interrupted the turn, and the server aborted it
@@ -191,7 +203,7 @@ export class StreamRecords {
     if (unnamed && record.replyId !== undefined) this.unnamedReplies.add(record.replyId);
     const resync = record.unreplayed || record.stopped || unnamed;
     if (frame.done) record.interruptedByClear = undefined;
-    record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = undefined;
+    record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = record.superseded = undefined;
     record.replyId = record.openedText = record.shown = undefined;
     return clear ? "always" : resync ? "resync" : "none";
   }
