@@ -104,7 +104,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connection: shallowRef<ConnectionStatus>("connecting"),
     loading: shallowRef(false),
     runningToolCalls: shallowRef<ReadonlySet<string>>(new Set()),
-    queued: shallowRef<M[]>([])
+    queued: shallowRef<M[]>([]),
+    cached: shallowRef(false)
   } satisfies SessionCells<M>;
 
   const throttleMs =
@@ -269,7 +270,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         readStored: readers.readStored,
         agentKey: readers.agentKey,
         canRead: readers.canRead,
-        partyKey: () => (target.socket as AddressedSocket)._pk ?? ""
+        partyKey: () => (target.socket as AddressedSocket)._pk ?? "",
+        persist: options.persist,
+        persistKey: target.key
       })
     );
   };
@@ -411,6 +414,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connectionStatus: shallowReadonly(cells.connection),
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
+    isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {
       return session.value?.ready ?? Promise.resolve();

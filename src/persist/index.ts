@@ -1,0 +1,261 @@
+/**
+ * `agents-vue/persist`: durable client state for `useAgentChat`'s `persist`
+ * option. Per conversation it keeps the last settled transcript (shown at
+ * once on the next mount) and the sends queued while offline (delivered
+ * once, by one tab, after a reload or after the tab that queued them closed).
+ */
+import type { UIMessage } from "ai";
+import type { ChatPersistence, ConversationStore, PersistedChat } from "../core/persistence";
+import { type PersistStore, indexedDBStore } from "./idb";
+
+export type { ChatPersistence, ConversationStore, PersistedChat } from "../core/persistence";
+export { indexedDBStore, type PersistStore } from "./idb";
+
+/** Options of {@link createChatPersistence} and {@link indexedDBPersistence}. */
+export interface ChatPersistenceOptions {
+  /**
+   * How many conversations keep a cached transcript. When one more is
+   * saved, the transcripts written longest ago are evicted (their queued
+   * sends stay: they are never evicted). Default `20`.
+   */
+  maxConversations?: number;
+  /** How many messages of a transcript are kept: the newest. Default `500`. */
+  maxMessages?: number;
+  /** Milliseconds a settled transcript waits before it is written (later changes replace it). Default `250`. */
+  saveDelayMs?: number;
+}
+
+/** A {@link ChatPersistence} that can also be wiped. */
+export interface WipeableChatPersistence extends ChatPersistence {
+  /**
+   * Deletes every kept transcript and queued send (e.g. on sign-out). Waits
+   * for writes in progress first. Chats still mounted keep writing what
+   * they show: unmount them before.
+   */
+  clear(): Promise<void>;
+}
+
+/** A queued send as stored: the message and the chat session that owns it (a Web Lock it holds while it lives). */
+interface StoredSend {
+  owner: string;
+  message: UIMessage;
+}
+
+interface StoredTranscript {
+  at: number;
+  messages: UIMessage[];
+}
+
+const PREFIX = "agents-vue:";
+const OWNER_LOCK = `${PREFIX}owner:`;
+const INDEX_KEY = "index";
+const transcriptKey = (key: string) => `t:${key}`;
+const queueKey = (key: string) => `q:${key}`;
+
+type Locks = LockManager | undefined;
+const locksOf = (): Locks => (typeof navigator === "undefined" ? undefined : navigator.locks);
+
+/** Runs `task` holding the exclusive Web Lock `name` (other tabs wait); without Web Locks it just runs. */
+function withLock<T>(locks: Locks, name: string, task: () => Promise<T>): Promise<T> {
+  return locks ? (locks.request(name, task) as Promise<T>) : task();
+}
+
+const noop = () => {};
+
+const randomId = () =>
+  typeof crypto !== "undefined" && typeof crypto.randomUUID === "function"
+    ? crypto.randomUUID()
+    : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+
+const warn = (what: string) => (error: unknown) =>
+  console.warn(`[agents-vue] persist: could not ${what}:`, error instanceof Error ? error.message : error);
+
+/** Plain JSON copies: what a store can always clone (reactive proxies and functions cannot be). */
+const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+const isMessage = (value: unknown): value is UIMessage =>
+  typeof value === "object" && value !== null && typeof (value as UIMessage).id === "string" && Array.isArray((value as UIMessage).parts);
+
+/**
+ * Makes a {@link ChatPersistence} over any {@link PersistStore}. Pass the
+ * result as `useAgentChat`'s `persist` option.
+ *
+ * How queued sends stay exactly-once across tabs: each chat session holds a
+ * Web Lock of its own while it lives and stores its sends under its id. A
+ * session adopts (takes over and sends) only sends whose owner's lock is no
+ * longer held: a page that reloaded or closed. It looks when it opens, when
+ * its socket opens, when another tab queues, and when an owner it saw lets
+ * go of its lock. Adoption runs under a per-conversation lock, so two tabs
+ * never adopt the same send; a send whose id the server already holds is
+ * not sent again. Without Web Locks (very old browsers) a session adopts
+ * every send it finds when it opens: keep one tab per conversation there.
+ */
+export function createChatPersistence(store: PersistStore, options: ChatPersistenceOptions = {}): WipeableChatPersistence {
+  const maxConversations = Math.max(1, options.maxConversations ?? 20);
+  const maxMessages = Math.max(1, options.maxMessages ?? 500);
+  const saveDelayMs = options.saveDelayMs ?? 250;
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T | void> => {
+    const settled = work.catch(warn("write the chat's stored copy"));
+    inFlight.add(settled);
+    void settled.finally(() => inFlight.delete(settled));
+    return settled;
+  };
+
+  /** Rule (size cap): the index keeps when each transcript was written; past `maxConversations` the oldest go. */
+  const saveTranscript = (key: string, messages: readonly UIMessage[]) =>
+    withLock(locksOf(), `${PREFIX}index`, async () => {
+      const at = Date.now();
+      await store.set(transcriptKey(key), { at, messages: plain(messages.slice(-maxMessages)) } satisfies StoredTranscript);
+      const index = { ...((await store.get(INDEX_KEY)) as Record<string, number> | undefined), [key]: at };
+      const evicted = Object.keys(index)
+        .toSorted((a, b) => (index[b] ?? 0) - (index[a] ?? 0))
+        .slice(maxConversations);
+      for (const old of evicted) {
+        delete index[old];
+        await store.delete(transcriptKey(old));
+      }
+      await store.set(INDEX_KEY, index);
+    });
+
+  const open = <M extends UIMessage>(key: string, chat: PersistedChat<M>): ConversationStore<M> => {
+    const locks = locksOf();
+    const owner = randomId();
+    const conversationLock = `${PREFIX}conversation:${key}`;
+    const stop = new AbortController();
+    let closed = false;
+    let release: () => void = noop;
+    // The session's own lock: while it is held, its stored sends are its own.
+    const holding = new Promise<void>((granted) => {
+      if (!locks) return granted();
+      void locks
+        .request(`${OWNER_LOCK}${owner}`, () => {
+          granted();
+          return new Promise<void>((done) => (release = done));
+        })
+        .catch((error: unknown) => {
+          warn("hold the chat's lock")(error);
+          granted();
+        });
+    });
+    let chain: Promise<unknown> = holding;
+    const then = (task: () => Promise<unknown>) => (chain = track(chain.then(task)));
+
+    // The cached transcript first, not behind the lock: it must show before the first paint if it can.
+    void store
+      .get(transcriptKey(key))
+      .then((record) => {
+        const messages = (record as StoredTranscript | undefined)?.messages;
+        if (!closed && Array.isArray(messages)) chat.showCached(messages.filter(isMessage) as M[]);
+      })
+      .catch(warn("read the cached transcript"));
+
+    const watched = new Set<string>();
+    /** Rule (adopt the sends of a session that is gone): under the conversation's lock, so one session takes each. */
+    const adopt = () =>
+      then(() =>
+        withLock(locks, conversationLock, async () => {
+          if (closed) return;
+          const stored = ((await store.get(queueKey(key))) as StoredSend[] | undefined) ?? [];
+          const held = locks ? new Set((await locks.query()).held?.map((lock) => lock.name)) : new Set<string>();
+          const adopted: M[] = [];
+          for (const send of stored) {
+            if (send.owner === owner) continue;
+            if (held.has(`${OWNER_LOCK}${send.owner}`)) {
+              watch(send.owner);
+              continue;
+            }
+            send.owner = owner;
+            if (isMessage(send.message)) adopted.push(send.message as M);
+          }
+          if (adopted.length === 0) return;
+          await store.set(queueKey(key), stored);
+          chat.adopt(adopted);
+        })
+      );
+    /** Once a live owner's lock is free (its page closed), look again. */
+    const watch = (other: string) => {
+      if (!locks || watched.has(other)) return;
+      watched.add(other);
+      void locks
+        .request(`${OWNER_LOCK}${other}`, { signal: stop.signal }, async () => {
+          if (!closed) adopt();
+        })
+        .catch(() => {});
+    };
+    const updateQueue = (change: (sends: StoredSend[]) => StoredSend[]) =>
+      then(() =>
+        withLock(locks, conversationLock, async () => {
+          const sends = change(((await store.get(queueKey(key))) as StoredSend[] | undefined) ?? []);
+          await (sends.length > 0 ? store.set(queueKey(key), sends) : store.delete(queueKey(key)));
+        })
+      );
+
+    const channel = typeof BroadcastChannel === "undefined" ? undefined : new BroadcastChannel(`${PREFIX}${key}`);
+    channel?.addEventListener("message", () => adopt());
+    adopt();
+
+    let pending: readonly M[] | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const flush = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      const messages = pending;
+      pending = null;
+      if (messages) void track(saveTranscript(key, messages));
+    };
+
+    return {
+      transcript(messages) {
+        if (closed) return;
+        pending = messages;
+        clearTimeout(timer);
+        timer = setTimeout(flush, saveDelayMs);
+      },
+      queued(message) {
+        if (closed) return;
+        const copy = plain(message);
+        const written = updateQueue((sends) => [...sends.filter((send) => send.message.id !== copy.id), { owner, message: copy }]);
+        // Other tabs of this conversation learn of a new owner to watch.
+        // oxlint-disable-next-line unicorn/require-post-message-target-origin -- a BroadcastChannel has no target origin
+        void written.then(() => channel?.postMessage("queued"));
+      },
+      done(id) {
+        if (!closed) updateQueue((sends) => sends.filter((send) => send.message.id !== id));
+      },
+      opened() {
+        if (!closed) adopt();
+      },
+      close() {
+        if (closed) return;
+        flush();
+        closed = true;
+        stop.abort();
+        channel?.close();
+        // The lock goes once this session's writes are done: then another session may adopt what it left.
+        void chain.finally(() => release());
+      }
+    };
+  };
+
+  return {
+    open,
+    async clear() {
+      await Promise.all(inFlight);
+      for (const key of await store.keys()) if (key === INDEX_KEY || /^[tq]:/.test(key)) await store.delete(key);
+    }
+  };
+}
+
+/**
+ * A {@link ChatPersistence} over IndexedDB (database `"agents-vue"`, or
+ * `databaseName`): the ready-made `persist` option. Create it once, at
+ * module level, and pass it to every chat that should survive a reload; the
+ * database starts opening at once, so the cached transcript is quick to read
+ * when the first chat mounts. On the server it is inert.
+ */
+export function indexedDBPersistence(options: ChatPersistenceOptions & { databaseName?: string } = {}): WipeableChatPersistence {
+  const store = indexedDBStore(options.databaseName);
+  if (typeof indexedDB !== "undefined") void store.keys().catch(() => {});
+  return createChatPersistence(store, options);
+}
