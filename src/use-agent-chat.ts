@@ -180,6 +180,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const addressNow = () => httpAddressOf(target.socket as AddressedSocket);
     const label = target.label;
     const custom = options.getInitialMessages;
+    // With `persist`, a read that did not reach the agent fails instead of reading as empty: the cached copy stays.
+    const unreachable = options.persist ? agentUnreachable : undefined;
     const atAddress =
       (read: (url: string) => Promise<M[]>): TranscriptReader<M> =>
       () => {
@@ -189,7 +191,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const fromServer: TranscriptReader<M> =
       typeof custom === "function"
         ? () => custom({ agent: target.agent, name: target.name, url: addressNow() ?? undefined })
-        : atAddress((url) => readShared<M>(url, options, label));
+        : atAddress((url) => readShared<M>(url, options, label, unreachable));
     // A read-back follows something the server did (stored a reply, cleared):
     // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
     const readStored: TranscriptReader<M> | undefined =
@@ -197,7 +199,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         ? undefined
         : typeof custom === "function"
           ? fromServer
-          : atAddress((url) => fetchTranscript<M>(url, options, label));
+          : atAddress((url) => fetchTranscript<M>(url, options, label, unreachable));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
@@ -434,6 +436,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   };
 }
 
+function agentUnreachable(why: string): never {
+  throw new Error(`the agent did not answer (${why})`);
+}
+
 function noConnection(): never {
   throw new Error("[agents-vue] The chat has no connection yet (the `agent` option is empty).");
 }
@@ -442,12 +448,13 @@ function noConnection(): never {
 function readShared<M extends UIMessage>(
   url: string,
   init: { credentials?: RequestCredentials; headers?: HeadersInit },
-  label: string
+  label: string,
+  unreachable?: (why: string) => never
 ): Promise<M[]> {
-  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}`;
+  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}|${unreachable ? 1 : 0}`;
   let read = readsInFlight.get(key);
   if (!read) {
-    read = fetchTranscript<UIMessage>(url, init, label).finally(() => readsInFlight.delete(key));
+    read = fetchTranscript<UIMessage>(url, init, label, unreachable).finally(() => readsInFlight.delete(key));
     readsInFlight.set(key, read);
   }
   return read as Promise<M[]>;

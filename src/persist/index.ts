@@ -218,7 +218,7 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
         const written = updateQueue((sends) => [...sends.filter((send) => send.message.id !== copy.id), { owner, message: copy }]);
         // Other tabs of this conversation learn of a new owner to watch.
         // oxlint-disable-next-line unicorn/require-post-message-target-origin -- a BroadcastChannel has no target origin
-        void written.then(() => channel?.postMessage("queued"));
+        void written.then(() => closed || channel?.postMessage("queued"));
       },
       done(id) {
         if (!closed) updateQueue((sends) => sends.filter((send) => send.message.id !== id));

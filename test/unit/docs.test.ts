@@ -138,7 +138,8 @@ describe("README code blocks", () => {
           paths: {
             "agents-vue": [join(root, "src/index.ts")],
             "agents-vue/server": [join(root, "src/server/index.ts")],
-            "agents-vue/voice": [join(root, "src/voice/index.ts")]
+            "agents-vue/voice": [join(root, "src/voice/index.ts")],
+            "agents-vue/persist": [join(root, "src/persist/index.ts")]
           }
         },
         files: [...files, join(dir, "components.d.ts"), join(dir, "ai-elements.d.ts")]

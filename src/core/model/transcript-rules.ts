@@ -126,18 +126,26 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
 /**
  * Rule (first load): the stored transcript, shown through intents (a rewrite made while it was out
  * removed what it may still hold), goes before what is already on screen (the screen's copies win).
+ * Returns whether the first load is over.
  */
-export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
-  if (m.base.firstLoad !== read) return;
+export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): boolean {
+  if (m.base.firstLoad !== read) return true;
+  // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
+  // cached transcript and the first load waiting: the next frame (the agent is back) reads again.
+  if (!stored && m.cached) {
+    m.base.firstLoad = "waiting";
+    return false;
+  }
   m.base.firstLoad = "done";
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
-  if (!stored || !m.base.admitFirst(read, true)) return;
+  if (!stored || !m.base.admitFirst(read, true)) return true;
   cacheGivesWay(m);
   const current = m.messages;
   const shown = m.intents.shown(stored, current);
   m.base.hold(shown);
   m.replace(prependMissing(shown, current));
+  return true;
 }
 
 /**
