@@ -23,10 +23,24 @@ export interface ChatPersistenceOptions {
   maxMessages?: number;
   /** Milliseconds a settled transcript waits before it is written (later changes replace it). Default `250`. */
   saveDelayMs?: number;
+  /**
+   * Read every kept transcript into memory as soon as the persistence is
+   * created, so a chat that mounts after `ready` shows its cached transcript
+   * in its very first render. Default `true`; with `false` each chat reads its
+   * own when it mounts (a few milliseconds later).
+   */
+  preload?: boolean;
 }
 
 /** A {@link ChatPersistence} that can also be wiped. */
 export interface WipeableChatPersistence extends ChatPersistence {
+  /**
+   * Resolves once the kept transcripts are in memory (`preload`). Await it
+   * before `app.mount()` and the cached transcript is on screen in the first
+   * frame; without it, a chat shows its cached copy as soon as the store answers.
+   * Never rejects.
+   */
+  readonly ready: Promise<void>;
   /**
    * Deletes every kept transcript and queued send (e.g. on sign-out). Waits
    * for writes in progress first. Chats still mounted keep writing what
@@ -95,6 +109,18 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
   const maxMessages = Math.max(1, options.maxMessages ?? 500);
   const saveDelayMs = options.saveDelayMs ?? 250;
   const inFlight = new Set<Promise<unknown>>();
+  /** Transcripts read at creation (`preload`), each handed out once: the first chat of its conversation on this page. */
+  const preloaded = new Map<string, UIMessage[]>();
+  const ready =
+    options.preload === false
+      ? Promise.resolve()
+      : (async () => {
+          for (const stored of await store.keys()) {
+            if (!stored.startsWith("t:")) continue;
+            const messages = ((await store.get(stored)) as StoredTranscript | undefined)?.messages;
+            if (Array.isArray(messages)) preloaded.set(stored.slice(2), messages);
+          }
+        })().catch(warn("read the cached transcripts"));
   const track = <T>(work: Promise<T>): Promise<T | void> => {
     const settled = work.catch(warn("write the chat's stored copy"));
     inFlight.add(settled);
@@ -105,6 +131,7 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
   /** Rule (size cap): the index keeps when each transcript was written; past `maxConversations` the oldest go. */
   const saveTranscript = (key: string, messages: readonly UIMessage[]) =>
     withLock(locksOf(), `${PREFIX}index`, async () => {
+      preloaded.delete(key);
       const at = Date.now();
       await store.set(transcriptKey(key), { at, messages: plain(messages.slice(-maxMessages)) } satisfies StoredTranscript);
       const index = { ...((await store.get(INDEX_KEY)) as Record<string, number> | undefined), [key]: at };
@@ -141,14 +168,19 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
     let chain: Promise<unknown> = holding;
     const then = (task: () => Promise<unknown>) => (chain = track(chain.then(task)));
 
-    // The cached transcript first, not behind the lock: it must show before the first paint if it can.
-    void store
-      .get(transcriptKey(key))
-      .then((record) => {
-        const messages = (record as StoredTranscript | undefined)?.messages;
-        if (!closed && Array.isArray(messages)) chat.showCached(messages.filter(isMessage) as M[]);
-      })
-      .catch(warn("read the cached transcript"));
+    // The cached transcript first, not behind the lock: from memory when it was preloaded (the first render shows it),
+    // else as soon as the store answers.
+    const show = (messages: unknown) => {
+      if (!closed && Array.isArray(messages)) chat.showCached(messages.filter(isMessage) as M[]);
+    };
+    const early = preloaded.get(key);
+    preloaded.delete(key);
+    if (early) show(early);
+    else
+      void store
+        .get(transcriptKey(key))
+        .then((record) => show((record as StoredTranscript | undefined)?.messages))
+        .catch(warn("read the cached transcript"));
 
     const watched = new Set<string>();
     /** Rule (adopt the sends of a session that is gone): under the conversation's lock, so one session takes each. */
@@ -240,8 +272,10 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
 
   return {
     open,
+    ready: ready.then(() => {}),
     async clear() {
       await Promise.all(inFlight);
+      preloaded.clear();
       for (const key of await store.keys()) if (key === INDEX_KEY || /^[tq]:/.test(key)) await store.delete(key);
     }
   };
@@ -250,12 +284,11 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
 /**
  * A {@link ChatPersistence} over IndexedDB (database `"agents-vue"`, or
  * `databaseName`): the ready-made `persist` option. Create it once, at
- * module level, and pass it to every chat that should survive a reload; the
- * database starts opening at once, so the cached transcript is quick to read
- * when the first chat mounts. On the server it is inert.
+ * module level, and pass it to every chat that should survive a reload. It
+ * starts reading the kept transcripts at once; `await persist.ready` before
+ * mounting the app puts the cached transcript in the first render. On the
+ * server it is inert.
  */
 export function indexedDBPersistence(options: ChatPersistenceOptions & { databaseName?: string } = {}): WipeableChatPersistence {
-  const store = indexedDBStore(options.databaseName);
-  if (typeof indexedDB !== "undefined") void store.keys().catch(() => {});
-  return createChatPersistence(store, options);
+  return createChatPersistence(indexedDBStore(options.databaseName), options);
 }

@@ -247,8 +247,9 @@ describe("persist: instant reload (issue 32)", () => {
     other.unmount();
 
     await down();
-    // A new page: a new persistence object (its database not open yet), then the app mounts.
+    // A new page: a new persistence object (its database not open yet); the app mounts once it has read the cache.
     const persist = indexedDBPersistence({ databaseName: db });
+    await persist.ready;
     let chat!: Chat;
     let mountedAt = 0;
     const inFirstFrame = new Promise<{ texts: string[]; cached: boolean; ms: number }>((resolve) => {

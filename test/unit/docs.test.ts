@@ -88,7 +88,10 @@ declare global {
 export {};
 `;
 /** Ambient module declarations, so in a file with no imports of its own. */
-const AI_ELEMENTS = `declare module "@/components/ai-elements/conversation" {
+const AI_ELEMENTS = `declare module "@/chat-persistence" {
+  export const persist: import("agents-vue/persist").WipeableChatPersistence;
+}
+declare module "@/components/ai-elements/conversation" {
   export const Conversation: import("vue").Component, ConversationContent: import("vue").Component, ConversationScrollButton: import("vue").Component;
 }
 declare module "@/components/ai-elements/message" {

@@ -56,6 +56,23 @@ describe("createChatPersistence (Node: no Web Locks)", () => {
     await vi.waitFor(() => expect(store.data.has("q:conversation")).toBe(false));
   });
 
+  it("preload: once ready, the first chat of a conversation gets its cached transcript synchronously, as it opens", async () => {
+    const store = memoryStore();
+    store.data.set("t:conversation", { at: 1, messages: [message("u1", "kept")] });
+    const persistence = createChatPersistence(store);
+    await persistence.ready;
+    const first = recorder();
+    persistence.open("conversation", first.chat).close();
+    expect(first.shown.map((messages) => messages.map((m) => m.id))).toEqual([["u1"]]);
+    // Handed out once: a later chat reads the store (which another tab may have rewritten meanwhile).
+    store.data.set("t:conversation", { at: 2, messages: [message("u2", "newer")] });
+    const second = recorder();
+    const later = persistence.open("conversation", second.chat);
+    expect(second.shown).toEqual([]);
+    await vi.waitFor(() => expect(second.shown.map((messages) => messages.map((m) => m.id))).toEqual([["u2"]]));
+    later.close();
+  });
+
   it("size cap: past maxConversations the transcripts written longest ago go, and a transcript keeps its newest maxMessages; queued sends stay", async () => {
     const store = memoryStore();
     const persistence = createChatPersistence(store, { saveDelayMs: 0, maxConversations: 2, maxMessages: 2 });
