@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Cell } from "../../src/core/chat-state";
 import type { ConversationStore, PersistedChat } from "../../src/core/persistence";
 import { ChatSession, type SessionCells } from "../../src/core/session";
-import { type PersistStore, createChatPersistence } from "../../src/persist";
+import { type PersistStore, createChatPersistence, indexedDBPersistence } from "../../src/persist";
 import { FakeSocket } from "../support/fake-socket";
 import { defaultSettings } from "../support/model-harness";
 
@@ -102,6 +102,19 @@ describe("createChatPersistence (Node: no Web Locks)", () => {
     session.close();
     await persistence.clear();
     expect([...store.data.keys()]).toEqual([]);
+  });
+
+  it("on the server (no IndexedDB) indexedDBPersistence is inert: nothing read, nothing written, nothing thrown", async () => {
+    expect(typeof indexedDB).toBe("undefined");
+    const persistence = indexedDBPersistence();
+    await persistence.ready;
+    const chat = recorder();
+    const session = persistence.open("conversation", chat.chat);
+    session.queued(message("q1", "x"));
+    session.transcript([message("u1", "hello")]);
+    session.close();
+    await persistence.clear();
+    expect([chat.shown, chat.adopted]).toEqual([[], []]);
   });
 
   it("a store that fails is reported with a warning and never throws into the chat", async () => {
@@ -254,6 +267,24 @@ describe("the session with persist", () => {
     expect(body.match(/q-delivered/g)).toHaveLength(1);
     expect(calls).toContain("done q-delivered");
     expect(out.messages.value.filter((m) => m.id === "q-delivered")).toHaveLength(1);
+  });
+
+  it("honest cache: clearHistory hands the store the empty transcript and the queued sends it dropped; setMessages the new list", async () => {
+    const server = [message("u1", "hello")];
+    const { socket, out, session, calls } = start(() => server);
+    socket.open();
+    await answerProbe(socket);
+    await session.ready;
+    await vi.waitFor(() => expect(calls).toContain("transcript u1"));
+    session.setMessages([message("u2", "replaced")]);
+    await vi.waitFor(() => expect(calls.at(-1)).toBe("transcript u2"));
+    socket.drop();
+    void session.sendMessage({ text: "queued", id: "q1" } as never);
+    await vi.waitFor(() => expect(calls).toContain("queued q1"));
+    session.clearHistory();
+    await vi.waitFor(() => expect(calls).toContain("done q1"));
+    await vi.waitFor(() => expect(calls.at(-1)).toBe("transcript "));
+    expect(out.queued.value).toEqual([]);
   });
 
   it("a send queued while offline is handed to the store; dispose keeps it stored (no warning that it was lost)", async () => {
