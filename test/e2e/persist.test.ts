@@ -10,7 +10,7 @@
 import type { UIMessage } from "ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { commands } from "vitest/browser";
-import { createApp, defineComponent, h, onMounted } from "vue";
+import { createApp, defineComponent, h, onMounted, ref } from "vue";
 import { type UseAgentChatOptions, type UseAgentChatReturn, useAgentChat } from "../../src";
 import { indexedDBPersistence, indexedDBStore } from "../../src/persist";
 import { expectedText } from "../fixtures/worker/src/script";
@@ -294,5 +294,42 @@ describe("persist: instant reload (issue 32)", () => {
       const cached = (await records(db, "t")) as Array<{ messages: UIMessage[] }>;
       expect(cached.map((record) => texts(record.messages))).toEqual([["newer question", expectedText(5)]]);
     });
+  }, 120_000);
+});
+
+describe("persist: a conversation switch (issue 32)", () => {
+  it("switching conversations with the agent down shows the other conversation's kept copy, then its stored transcript", async () => {
+    const [nameA, nameB] = [uniqueName("persist-a"), uniqueName("persist-b")];
+    const db = uniqueName("db");
+    const a = openTab(nameA, db);
+    await startConversation(a.chat, db, "in A");
+    a.close();
+    const b = openTab(nameB, db);
+    await b.chat.ready;
+    await b.chat.sendMessage({ text: "in B" });
+    await whenSettled(b.chat);
+    await vi.waitFor(async () => expect(await records(db, "t")).toHaveLength(2));
+    b.close();
+
+    await down();
+    const persist = indexedDBPersistence({ databaseName: db });
+    await persist.ready;
+    const name = ref(nameA);
+    const mounted = mountComposable(() => useAgentChat({ client: { ...clientOf(nameA), name }, persist }));
+    cleanup.push(mounted.unmount);
+    const chat = mounted.result;
+    expect(texts(chat.messages.value)).toEqual(["in A", expectedText(5)]);
+    expect(chat.isCached.value).toBe(true);
+    name.value = nameB;
+    await vi.waitFor(() => expect(texts(chat.messages.value)).toEqual(["in B", expectedText(5)]));
+    expect(chat.isCached.value).toBe(true);
+
+    await back();
+    await vi.waitFor(() => expect(chat.isCached.value).toBe(false), { timeout: 30_000 });
+    await whenSettled(chat, 30_000);
+    expect(shape(chat.messages.value)).toEqual(shape(await storedAt(nameB)));
+    // Each conversation kept its own copy.
+    const kept = (await records(db, "t")) as Array<{ messages: UIMessage[] }>;
+    expect(kept.map((record) => texts(record.messages)[0]).toSorted()).toEqual(["in A", "in B"]);
   }, 120_000);
 });
