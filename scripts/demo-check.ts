@@ -426,6 +426,32 @@ async function run(demo: Demo, browser: Browser): Promise<void> {
     await screenshot(page, "agent-back");
   });
 
+  await step("a message queued while the agent is down survives a reload (persist) and is sent once when it is back", async () => {
+    const question = "Still there after a reload?";
+    await waitConnected(page);
+    await waitIdle(page);
+    agentDown = true;
+    await demo.stopAgent();
+    await expect(page.locator(".status[data-status='connecting']")).toContainText("Reconnecting", { timeout: TIMEOUT });
+    await send(page, question);
+    await expect(page.locator(".message--queued")).toContainText("Queued", { timeout: TIMEOUT });
+    await page.reload();
+    // The agent is still down: the kept transcript and the queued message are back from the browser's storage.
+    await expect(page.locator(".message--queued")).toContainText(question, { timeout: TIMEOUT });
+    await expect(page.locator(".message--queued")).toContainText("Queued");
+    await screenshot(page, "queued-after-reload");
+    await demo.startAgent();
+    await waitConnected(page);
+    await expect(page.locator(".message--queued")).toHaveCount(0, { timeout: TIMEOUT });
+    agentDown = false;
+    await expect(lastAssistant(page)).toContainText(question, { timeout: 30_000 });
+    await waitIdle(page);
+    await expect(page.locator(".message--user", { hasText: question })).toHaveCount(1);
+    const stored = await storedMessages(demo.worker.origin, "scratchpad");
+    const sent = stored.filter((message) => message.role === "user" && message.parts.some((part) => part.text === question));
+    if (sent.length !== 1) throw new Error(`the agent stored the queued message ${sent.length} times`);
+  });
+
   await step("phone width: the sidebar becomes a drawer", async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
     const mobile = watchPage(await phone.newPage(), "phone");

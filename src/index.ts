@@ -34,6 +34,7 @@ export { detectToolsRequiringConfirmation, type JSONSchemaType } from "./chat-he
 export { WebSocketChatTransport, type AgentConnection, type WebSocketChatTransportOptions } from "agents/chat/transport";
 export { mergeStoredWins } from "./core/transcript";
 export { getAgentMessages, type GetAgentMessagesOptions } from "./core/load";
+export type { ChatPersistence, ConversationStore, PersistedChat } from "./core/persistence";
 export type { SubAgentStep } from "./core/address";
 export {
   useAgentToolEvents,

@@ -3,6 +3,7 @@ import type { AgentClientOptions } from "agents/client";
 import type { ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
 import type { SubAgentStep } from "./core/address";
 import type { AgentSocket } from "./core/connection";
+import type { ChatPersistence } from "./core/persistence";
 import type { ChatTurnEndEvent } from "./core/protocol";
 import type {
   AddToolOutputOptions,
@@ -113,6 +114,14 @@ export interface UseAgentChatOptions<M extends UIMessage = UIMessage> extends Fo
   ) => PrepareSendMessagesRequestResult | Promise<PrepareSendMessagesRequestResult>;
   /** Ignored: the chat id comes from the agent's address (as upstream). */
   id?: string;
+  /**
+   * Keep this conversation in the browser's durable storage: the last
+   * transcript shows at once on the next mount (`isCached`), and messages
+   * queued while offline survive a reload or a closed tab. Make one with
+   * `indexedDBPersistence()` from `agents-vue/persist`. Without it nothing
+   * is stored.
+   */
+  persist?: ChatPersistence;
 }
 
 /**
@@ -204,6 +213,8 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   isLoading: Readonly<ShallowRef<boolean>>;
   /** Messages sent while the socket was down, waiting to go out (also shown in `messages`). */
   queuedMessages: Readonly<ShallowRef<M[]>>;
+  /** The transcript on screen is the cached copy (`persist`), not yet replaced by the server's. */
+  isCached: Readonly<ShallowRef<boolean>>;
   /** Resolves once the first transcript is in. */
   ready: Promise<void>;
   /**

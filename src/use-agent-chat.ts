@@ -109,7 +109,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connection: shallowRef<ConnectionStatus>("connecting"),
     loading: shallowRef(false),
     runningToolCalls: shallowRef<ReadonlySet<string>>(new Set()),
-    queued: shallowRef<M[]>([])
+    queued: shallowRef<M[]>([]),
+    cached: shallowRef(false)
   } satisfies SessionCells<M>;
 
   const throttleMs =
@@ -184,6 +185,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const addressNow = () => httpAddressOf(target.socket as AddressedSocket);
     const label = target.label;
     const custom = options.getInitialMessages;
+    // With `persist`, a read that did not reach the agent fails instead of reading as empty: the cached copy stays.
+    const unreachable = options.persist ? agentUnreachable : undefined;
     const atAddress =
       (read: (url: string) => Promise<M[]>): TranscriptReader<M> =>
       () => {
@@ -193,7 +196,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const fromServer: TranscriptReader<M> =
       typeof custom === "function"
         ? () => custom({ agent: target.agent, name: target.name, url: addressNow() ?? undefined })
-        : atAddress((url) => readShared<M>(url, options, label));
+        : atAddress((url) => readShared<M>(url, options, label, unreachable));
     // A read-back follows something the server did (stored a reply, cleared):
     // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
     const readStored: TranscriptReader<M> | undefined =
@@ -201,7 +204,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         ? undefined
         : typeof custom === "function"
           ? fromServer
-          : atAddress((url) => fetchTranscript<M>(url, options, label));
+          : atAddress((url) => fetchTranscript<M>(url, options, label, unreachable));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
@@ -274,7 +277,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         readStored: readers.readStored,
         agentKey: readers.agentKey,
         canRead: readers.canRead,
-        partyKey: () => (target.socket as AddressedSocket)._pk ?? ""
+        partyKey: () => (target.socket as AddressedSocket)._pk ?? "",
+        persist: options.persist,
+        persistKey: target.key
       })
     );
   };
@@ -416,6 +421,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connectionStatus: shallowReadonly(cells.connection),
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
+    isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {
       return session.value?.ready ?? Promise.resolve();
@@ -435,6 +441,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   };
 }
 
+function agentUnreachable(why: string): never {
+  throw new Error(`the agent did not answer (${why})`);
+}
+
 function noConnection(): never {
   throw new Error(
     process.env.NODE_ENV !== "production"
@@ -447,12 +457,13 @@ function noConnection(): never {
 function readShared<M extends UIMessage>(
   url: string,
   init: { credentials?: RequestCredentials; headers?: HeadersInit },
-  label: string
+  label: string,
+  unreachable?: (why: string) => never
 ): Promise<M[]> {
-  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}`;
+  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}|${unreachable ? 1 : 0}`;
   let read = readsInFlight.get(key);
   if (!read) {
-    read = fetchTranscript<UIMessage>(url, init, label).finally(() => readsInFlight.delete(key));
+    read = fetchTranscript<UIMessage>(url, init, label, unreachable).finally(() => readsInFlight.delete(key));
     readsInFlight.set(key, read);
   }
   return read as Promise<M[]>;

@@ -34,7 +34,10 @@ export default defineConfig({
   plugins: [vue()],
   resolve: {
     // Always the library's current source, not a built copy.
-    alias: [{ find: /^agents-vue$/, replacement: fileURLToPath(new URL("../../src/index.ts", import.meta.url)) }],
+    alias: [
+      { find: /^agents-vue$/, replacement: fileURLToPath(new URL("../../src/index.ts", import.meta.url)) },
+      { find: /^agents-vue\/persist$/, replacement: fileURLToPath(new URL("../../src/persist/index.ts", import.meta.url)) }
+    ],
     dedupe: ["vue"]
   },
   // Pre-bundle the library's dependencies up front, so the first visit does not

@@ -15,21 +15,26 @@ export interface TranscriptRequestInit {
  * Reads a stored transcript. It never rejects: a failed response, a network
  * error or a body that is not a list of messages is reported with
  * `console.warn` (naming the agent and the status, never the URL's query)
- * and reads as an empty transcript, so the chat keeps working.
+ * and reads as an empty transcript, so the chat keeps working. With
+ * `unreachable`, a network error or a 5xx calls it instead (it throws: the
+ * read says nothing about the transcript, `persist` keeps its cached copy).
  */
 export async function fetchTranscript<M extends UIMessage>(
   url: string,
   init: TranscriptRequestInit,
-  label: string
+  label: string,
+  unreachable?: (why: string) => never
 ): Promise<M[]> {
   let response: Response;
   try {
     response = await fetch(url, { credentials: init.credentials, headers: init.headers });
   } catch (error) {
+    unreachable?.(errorText(error));
     console.warn(`[agents-vue] Could not load the transcript of ${label}: ${errorText(error)}`);
     return [];
   }
   if (!response.ok) {
+    if (response.status >= 500) unreachable?.(`HTTP ${response.status}`);
     console.warn(
       `[agents-vue] Could not load the transcript of ${label}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}. Starting empty.`
     );

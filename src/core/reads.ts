@@ -106,8 +106,7 @@ export class TranscriptReads<M extends UIMessage> {
     const read = (base.firstLoad = base.read(false));
     void readSafely(load, this.#config.label).then((stored) => {
       if (this.#disposed() || base.firstLoad !== read) return;
-      firstReadAnswered(this.#model, read, stored);
-      this.#firstLoadDone();
+      if (firstReadAnswered(this.#model, read, stored)) this.#firstLoadDone();
     });
   }
 

@@ -59,5 +59,7 @@ export async function toUserMessage<M extends UIMessage>(input: SendInput<M>, ne
     parts = (record.parts as UIMessage["parts"]) ?? [];
   }
   const id = typeof record.id === "string" ? record.id : (newId ?? generateId)();
-  return { ...(record as object), id, role: (record.role as string) ?? "user", parts, metadata: record.metadata } as unknown as M;
+  // Without `text`/`files`: the AI SDK would build a new message from them, under a new id, when it goes out.
+  const { text: _text, files: _files, ...rest } = record;
+  return { ...rest, id, role: (record.role as string) ?? "user", parts, metadata: record.metadata } as unknown as M;
 }

@@ -9,7 +9,8 @@ import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./m
 import type { QueuedSend } from "./model/intents";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
 import { onPending, onRecovering, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "./model/resume-rules";
-import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies } from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
+import type { ConversationStore } from "./persistence";
 import { Wire } from "./protocol";
 import { requestBody, toUserMessage } from "./requests";
 import { TranscriptReads } from "./reads";
@@ -65,6 +66,8 @@ export class ChatSession<M extends UIMessage> {
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
   #openedBeforeChat = false;
   readonly #warnLimited = limitedWarner();
+  /** The conversation's durable copy (`persist`). */
+  #store: ConversationStore<M> | undefined;
 
   constructor(config: SessionConfig<M>) {
     this.#config = config;
@@ -122,8 +125,33 @@ export class ChatSession<M extends UIMessage> {
     cells.serverStreaming.value = cells.recovering.value = cells.toolContinuation.value = false;
     [cells.runningToolCalls.value, cells.queued.value] = [new Set(), []];
     this.#reads = new TranscriptReads(config, this.#model, this.#state, () => this.#disposed);
+    if (cells.cached) cells.cached.value = false;
+    this.#openPersistence();
     this.#openedBeforeChat = this.#bridge.isOpen;
     if (this.#openedBeforeChat) this.#onSocketOpen();
+  }
+
+  #openPersistence(): void {
+    const { persist, persistKey } = this.#config;
+    if (!persist || persistKey === undefined) return;
+    try {
+      this.#store = persist.open<M>(persistKey, {
+        showCached: (messages) => {
+          if (!this.#disposed && Array.isArray(messages) && showCached(this.#model, messages)) this.#state.flush();
+        },
+        adopt: (messages) => {
+          if (this.#disposed || !Array.isArray(messages)) return;
+          const queued = this.#model.intents.queued;
+          const ids = new Set(queued.map((entry) => entry.message.id));
+          const adopted = messages.filter((message) => !ids.has(message.id)).map((message) => ({ message, options: undefined, settle() {} }));
+          queued.unshift(...adopted);
+          this.#publishOutbox();
+          this.#scheduleReconcile();
+        }
+      });
+    } catch (error) {
+      console.warn(`[agents-vue] persist: could not open the stored copy of ${this.#config.label}:`, errorText(error));
+    }
   }
 
   /**
@@ -161,13 +189,14 @@ export class ChatSession<M extends UIMessage> {
       send: (frame) => this.#send(frame),
       read: (always, attempt) => this.#reads.reread(always, attempt),
       requestSnapshot: () => this.#send({ type: Wire.snapshotRequest, id: probeIds() }),
-      flags: ({ serverStreaming, recovering, toolContinuation }) => {
+      flags: ({ serverStreaming, recovering, toolContinuation, cached }) => {
         if (serverStreaming !== undefined) {
           // A terminal flag must never show before the final message does.
           if (!serverStreaming && cells.serverStreaming.value) this.#state.flush();
           cells.serverStreaming.value = serverStreaming;
         }
         if (recovering !== undefined) cells.recovering.value = recovering;
+        if (cached !== undefined && cells.cached) cells.cached.value = cached;
         if (toolContinuation !== undefined) cells.toolContinuation.value = toolContinuation;
       },
       reconcile: () => this.#scheduleReconcile(),
@@ -180,6 +209,7 @@ export class ChatSession<M extends UIMessage> {
 
   #onSocketOpen(): void {
     if (this.#disposed) return;
+    this.#store?.opened();
     const edge = socketOpened(this.#model, Date.now());
     if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
@@ -372,6 +402,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.#disposed) return;
     return new Promise<void>((settle) => {
       this.#model.intents.queued.push({ message, options, settle });
+      this.#store?.queued(message);
       this.#publishOutbox();
       this.#scheduleReconcile();
     });
@@ -391,6 +422,11 @@ export class ChatSession<M extends UIMessage> {
       return void this.#transport.cancelPendingResume();
     }
     const intents = this.#model.intents;
+    for (const entry of this.#model.takeDelivered()) {
+      entry.settle();
+      this.#store?.done(entry.message.id);
+      this.#publishOutbox();
+    }
     const entry = this.#model.nextQueued();
     if (!entry) return;
     intents.sending = true;
@@ -398,6 +434,7 @@ export class ChatSession<M extends UIMessage> {
     void this.chat.sendMessage(entry.message as unknown as CreateUIMessage<M>, entry.options).finally(() => {
       intents.sending = false;
       entry.settle();
+      this.#store?.done(entry.message.id);
       this.#scheduleReconcile();
     });
   }
@@ -467,7 +504,10 @@ export class ChatSession<M extends UIMessage> {
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
   #settleDropped(dropped: Array<QueuedSend<M>>): void {
     this.#config.cells.runningToolCalls.value = new Set();
-    for (const entry of dropped) entry.settle();
+    for (const entry of dropped) {
+      entry.settle();
+      this.#store?.done(entry.message.id);
+    }
     if (dropped.length > 0) this.#publishOutbox();
   }
 
@@ -515,6 +555,8 @@ export class ChatSession<M extends UIMessage> {
     if (settledChat) {
       m.tools.prune(this.#state.messages);
       if (!this.#resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;
+      // What the server's transcript says, once it is in and no reply streams: the copy the next page starts from.
+      if (!m.cached && !this.#config.cells.loading.value && !this.#config.cells.serverStreaming.value) this.#store?.transcript([...this.#state.messages]);
     }
   }
 
@@ -539,7 +581,9 @@ export class ChatSession<M extends UIMessage> {
       else this.#transport.abortActiveToolContinuation();
     }
     const queued = this.#model.intents.queued.splice(0);
-    if (queued.length > 0) {
+    // With `persist` they stay stored: the next page of this conversation, or another tab, sends them.
+    this.#store?.close();
+    if (queued.length > 0 && !this.#store) {
       console.warn(`[agents-vue] ${queued.length} queued message(s) for ${this.#config.label} were not sent: the chat closed before the connection came back.`);
     }
     this.#disposed = true;

@@ -1,6 +1,7 @@
 import type { ChatInit, ChatStatus, UIMessage } from "ai";
 import type { Cell } from "./chat-state";
 import type { AgentSocket, ConnectionStatus } from "./connection";
+import type { ChatPersistence } from "./persistence";
 
 export type { ConnectionStatus };
 import type { ChatTurnEndEvent } from "./protocol";
@@ -96,6 +97,8 @@ export interface SessionCells<M extends UIMessage> {
   loading: Cell<boolean>;
   runningToolCalls: Cell<ReadonlySet<string>>;
   queued: Cell<M[]>;
+  /** A cached transcript is on screen (`persist`), until the server's arrives. */
+  cached?: Cell<boolean>;
 }
 
 /** How a session loads the stored transcript. */
@@ -126,4 +129,7 @@ export interface SessionConfig<M extends UIMessage> {
   canRead?: () => boolean;
   /** The socket's party key, passed to `prepareSendMessagesRequest`. */
   partyKey: () => string;
+  /** Keeps the transcript and queued sends across page loads (`persist`), under `persistKey`. */
+  persist?: ChatPersistence;
+  persistKey?: string;
 }

@@ -5,6 +5,7 @@
 import { playwright } from "@vitest/browser-playwright";
 import { chromiumArgs, chromiumPath } from "./browser.ts";
 import { chaosCommands } from "./chaos-commands.ts";
+import { outageCommands } from "./outage-commands.ts";
 import { STARTUP_TIMEOUTS } from "./startup.ts";
 import { thinkCommands } from "./think-commands.ts";
 
@@ -21,6 +22,7 @@ export const browserProject = () => ({
   connectTimeout: STARTUP_TIMEOUTS.browserConnectMs,
   instances: [{ browser: "chromium" as const }],
   // The chaos suite's seed, figures and restartable server (chaos-commands.ts);
-  // the Think fixture worker, started by the tests that need it (think-commands.ts).
-  commands: { ...chaosCommands, ...thinkCommands }
+  // the Think fixture worker, started by the tests that need it (think-commands.ts);
+  // an agent a test takes down and brings back (outage-commands.ts).
+  commands: { ...chaosCommands, ...thinkCommands, ...outageCommands }
 });

@@ -88,7 +88,10 @@ declare global {
 export {};
 `;
 /** Ambient module declarations, so in a file with no imports of its own. */
-const AI_ELEMENTS = `declare module "@/components/ai-elements/conversation" {
+const AI_ELEMENTS = `declare module "@/chat-persistence" {
+  export const persist: import("agents-vue/persist").WipeableChatPersistence;
+}
+declare module "@/components/ai-elements/conversation" {
   export const Conversation: import("vue").Component, ConversationContent: import("vue").Component, ConversationScrollButton: import("vue").Component;
 }
 declare module "@/components/ai-elements/message" {
@@ -138,7 +141,8 @@ describe("README code blocks", () => {
           paths: {
             "agents-vue": [join(root, "src/index.ts")],
             "agents-vue/server": [join(root, "src/server/index.ts")],
-            "agents-vue/voice": [join(root, "src/voice/index.ts")]
+            "agents-vue/voice": [join(root, "src/voice/index.ts")],
+            "agents-vue/persist": [join(root, "src/persist/index.ts")]
           }
         },
         files: [...files, join(dir, "components.d.ts"), join(dir, "ai-elements.d.ts")]

@@ -38,6 +38,9 @@ function goodFiles(): PackedFile[] {
     file("dist/index.js", 'import { ref } from "vue";\nimport { AgentClient } from "agents/client";\nexport { ref };\n//# sourceMappingURL=index.js.map'),
     file("dist/index.js.map", map(["../src/index.ts"], ["export {}"])),
     file("dist/index.d.ts", 'import { UIMessage } from "ai";\nexport {};\n'),
+    file("dist/persist/index.js", "export const indexedDBPersistence = () => ({});\n//# sourceMappingURL=index.js.map"),
+    file("dist/persist/index.js.map", map(["../../src/persist/index.ts"], ["export {}"])),
+    file("dist/persist/index.d.ts", "export {};\n"),
     file("dist/server/index.js", "export const rebuild = () => [];\n//# sourceMappingURL=index.js.map"),
     file("dist/server/index.js.map", map(["../../src/server/index.ts"], ["export {}"])),
     file("dist/server/index.d.ts", "export {};\n"),
@@ -58,6 +61,8 @@ describe("namedFiles", () => {
     expect(namedFiles(manifest)).toEqual([
       "dist/index.d.ts",
       "dist/index.js",
+      "dist/persist/index.d.ts",
+      "dist/persist/index.js",
       "dist/server/index.d.ts",
       "dist/server/index.js",
       "dist/voice/index.d.ts",
@@ -95,6 +100,8 @@ describe("checkTarball", () => {
     expect(checkTarball(manifest, files)).toEqual([
       "package.json names dist/index.d.ts, which the tarball lacks",
       "package.json names dist/index.js, which the tarball lacks",
+      "package.json names dist/persist/index.d.ts, which the tarball lacks",
+      "package.json names dist/persist/index.js, which the tarball lacks",
       "package.json names dist/server/index.d.ts, which the tarball lacks",
       "package.json names dist/server/index.js, which the tarball lacks",
       "package.json names dist/voice/index.d.ts, which the tarball lacks",

@@ -55,6 +55,11 @@ export class TranscriptBase {
   #replacedAt = 0;
   #reads = 0;
 
+  /** A transcript frame arrived or this client replaced the transcript. */
+  get moved(): boolean {
+    return this.#clock > 0;
+  }
+
   /** The newest read's id: a read is superseded once a newer one left. */
   get newestRead(): number {
     return this.#reads;

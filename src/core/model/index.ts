@@ -43,7 +43,7 @@ export interface Ports<M extends UIMessage> {
   /** Exact sync: asks the ordered server for a snapshot (a version was missed). */
   requestSnapshot(): void;
   /** Publishes the derived flags. */
-  flags(flags: { serverStreaming?: boolean; recovering?: boolean; toolContinuation?: boolean }): void;
+  flags(flags: { serverStreaming?: boolean; recovering?: boolean; toolContinuation?: boolean; cached?: boolean }): void;
   /** Runs the effects pass once, after the current task's changes. */
   reconcile(): void;
   warn(key: string, message: string): void;
@@ -92,6 +92,8 @@ export class ChatModel<M extends UIMessage> {
   readonly observed: ObservedTurn<M>;
   readonly link: Link = { open: false, everOpened: false, sawClose: false, openedAt: 0 };
   readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
+  /** The ids of a cached transcript on screen (`persist`), until the server's transcript replaces it. */
+  cached: Set<string> | null = null;
   #continuationValue: Continuation = idle;
 
   constructor(
@@ -153,6 +155,20 @@ export class ChatModel<M extends UIMessage> {
     if (this.intents.sending || !this.link.open || this.io.loading() || this.observed.active || this.busy) return undefined;
     if (this.io.resuming() || isRunning(this.continuation)) return undefined;
     return this.intents.queued.shift();
+  }
+
+  /**
+   * Rule (a send the server holds goes no more): a queued send whose id the
+   * server's transcript holds was delivered (a persisted send adopted after
+   * the page that sent it died mid-request): it leaves the queue unsent.
+   * Returns the sends taken off.
+   */
+  takeDelivered(): Array<QueuedSend<M>> {
+    const queued = this.intents.queued;
+    if (this.io.loading()) return [];
+    const delivered = queued.filter((entry) => this.base.known.has(entry.message.id));
+    if (delivered.length > 0) queued.splice(0, queued.length, ...queued.filter((entry) => !delivered.includes(entry)));
+    return delivered;
   }
 
   /**

@@ -17,6 +17,7 @@ declare const process: { env: { NODE_ENV?: string } };
  */
 export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean, version?: number): boolean {
   if (!m.base.admitVersion(version)) return false;
+  cacheGivesWay(m);
   if (version !== undefined) m.base.messages = received;
   // Rule (connect-time transcript): a server that sends its transcript as a
   // socket connects answers the first load with it; reconnects read nothing.
@@ -73,6 +74,7 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
 
 /** Rule (reset on clear): a clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped. */
 export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
+  cacheGivesWay(m);
   m.base.replacedLocally();
   m.replace([]);
   m.tools.reset();
@@ -125,17 +127,26 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
 /**
  * Rule (first load): the stored transcript, shown through intents (a rewrite made while it was out
  * removed what it may still hold), goes before what is already on screen (the screen's copies win).
+ * Returns whether the first load is over.
  */
-export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
-  if (m.base.firstLoad !== read) return;
+export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): boolean {
+  if (m.base.firstLoad !== read) return true;
+  // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
+  // cached transcript and the first load waiting: the next frame (the agent is back) reads again.
+  if (!stored && m.cached) {
+    m.base.firstLoad = "waiting";
+    return false;
+  }
   m.base.firstLoad = "done";
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
-  if (!stored || !m.base.admitFirst(read, true)) return;
+  if (!stored || !m.base.admitFirst(read, true)) return true;
+  cacheGivesWay(m);
   const current = m.messages;
   const shown = m.intents.shown(stored, current);
   m.base.hold(shown);
   m.replace(prependMissing(shown, current));
+  return true;
 }
 
 /**
@@ -151,6 +162,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (ended?.unconfirmed.size) m.remove((message) => ended.unconfirmed.has(message.id));
   if (!admitted) return;
   if (ended) admitted = admitted.filter((message) => !ended.cleared.has(message.id));
+  cacheGivesWay(m);
   m.base.hold(admitted);
   const shown = m.intents.shown(admitted, m.messages);
   let merged: M[];
@@ -247,6 +259,7 @@ let warnedServerOwned = false;
  * development warning says so once, as upstream's Think client does).
  */
 export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[], sync: boolean): void {
+  cacheGivesWay(m);
   m.base.replacedLocally();
   if (sync && m.base.serverOwned) {
     if (process.env.NODE_ENV !== "production" && !warnedServerOwned) {
@@ -262,4 +275,33 @@ export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[]
     m.base.hold(messages);
   }
   m.replace([...messages]);
+}
+
+/**
+ * Rule (cached transcript first, `persist`): a transcript cached by an
+ * earlier page shows at once while the first load is out, as long as
+ * nothing else is on screen and no server transcript came. Returns whether
+ * it shows.
+ */
+export function showCached<M extends UIMessage>(m: ChatModel<M>, cached: M[]): boolean {
+  if (!m.io.loading() || m.base.moved || m.messages.length > 0 || cached.length === 0) return false;
+  m.cached = new Set(cached.map((message) => message.id));
+  m.replace([...cached]);
+  m.io.flags({ cached: true });
+  return true;
+}
+
+/**
+ * Rule (the cache gives way): the server's transcript (a frame, an admitted
+ * read) or a local replacement ends the cached one: every cached message
+ * leaves the screen before the server's list is placed, so a message the
+ * server no longer holds goes and the server's copies win. Sends made
+ * meanwhile stay.
+ */
+function cacheGivesWay<M extends UIMessage>(m: ChatModel<M>): void {
+  const cached = m.cached;
+  if (!cached) return;
+  m.cached = null;
+  m.remove((message) => cached.has(message.id));
+  m.io.flags({ cached: false });
 }
