@@ -120,6 +120,39 @@ describe("the shipped session at its I/O boundary", () => {
     expect(out.messages.value.map((message) => message.id)).toEqual(stored.map((message) => message.id));
   });
 
+  it("Rule (a continuation is observed as one): a restarted server's recovery continuation, offered to the reconnect's probe, extends the cut reply (chaos: server restart)", async () => {
+    // The frames a restarted `AIChatAgent` sent in a failing chaos trial: the cut request offered on connect, then its recovery
+    // under a new id offered to the probe, whose first live chunk came before its replay.
+    const { socket, out, session } = start();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+    await session.ready;
+    void session.sendMessage({ text: "q" });
+    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+    const cut = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    const words = Array.from({ length: 12 }, (_, i) => `w${i} `);
+    [{ type: "start", messageId: "a1" }, { type: "start-step" }, { type: "text-start", id: "t" }, ...words.slice(0, 6).map((delta) => ({ type: "text-delta", id: "t", delta }))].forEach((chunk, seq) =>
+      socket.chunk(cut, chunk, { seq })
+    );
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe(words.slice(0, 6).join("")));
+    socket.drop();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+    socket.push({ type: "cf_agent_stream_resuming", id: cut });
+    const recovery = "recovery-1";
+    socket.push({ type: "cf_agent_stream_resuming", id: recovery, probeId: probes(socket)[1]!.probeId });
+    const continuation = { continuation: true };
+    socket.chunk(recovery, { type: "text-delta", id: "t", delta: words[6] }, { seq: 3, ...continuation });
+    socket.chunk(recovery, { type: "start" }, { seq: 0, replay: true, ...continuation });
+    socket.chunk(recovery, { type: "start-step" }, { seq: 1, replay: true, ...continuation });
+    socket.chunk(recovery, { type: "text-delta", id: "t", delta: words[6] }, { seq: 3, replay: true, ...continuation });
+    socket.push({ type: "cf_agent_use_chat_response", id: recovery, body: "", done: false, replay: true, replayComplete: true, ...continuation });
+    words.slice(7).forEach((delta, i) => socket.chunk(recovery, { type: "text-delta", id: "t", delta }, { seq: 4 + i, ...continuation }));
+    await vi.waitFor(() => expect(text(out.messages.value[1])).toBe(words.join("")));
+    expect(out.messages.value.map((message) => message.id)).toEqual([out.messages.value[0]!.id, "a1"]);
+  });
+
   it("a turn the server failed, then a reconnect whose probe finds nothing: the server's error stays until cleared (issue 21, 5)", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const { socket, out, session } = start();

@@ -202,7 +202,10 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
   // A replay restarts from chunk 0: a fresh message makes it idempotent.
   let message = observed.message;
-  if (observed.streamId !== frame.id || !message || replayedStart) {
+  // Rule (a continuation is observed as one): the offer began the message before any chunk said what the stream is; a
+  // continuation's first chunk begins it again as a continuation, which extends the message before it (chaos: server restart).
+  const misbegun = frame.continuation && message !== null && !message.continuation && !message.hasParts;
+  if (observed.streamId !== frame.id || !message || replayedStart || misbegun) {
     message = observed.begin(frame.id, frame.continuation);
     // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
     if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
