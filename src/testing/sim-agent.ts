@@ -295,13 +295,37 @@ export class SimAgent {
 
   /** A tool result: the call's part gets the output, every client is told, and with autoContinue a continuation turn is queued. */
   toolResult(sender: Sender, toolCallId: string, output: unknown, autoContinue: boolean): void {
+    this.answerCall(sender, toolCallId, ["input-available"], (part) => ({ ...part, state: "output-available", output }) as Part, autoContinue);
+  }
+
+  /**
+   * A tool approval (`toolApprovalUpdate` in `agents/chat`): the call's part
+   * awaiting input or approval becomes `approval-responded` (approved) or
+   * `output-denied`, every client is told, and with autoContinue a
+   * continuation turn is queued, as for a tool result.
+   */
+  toolApproval(sender: Sender, toolCallId: string, approved: boolean, autoContinue: boolean): void {
+    this.answerCall(
+      sender,
+      toolCallId,
+      ["input-available", "approval-requested"],
+      (part) => {
+        const asked = (part as { approval?: { id?: string } }).approval;
+        return { ...part, state: approved ? "approval-responded" : "output-denied", approval: { ...asked, id: asked?.id ?? toolCallId, approved } } as Part;
+      },
+      autoContinue
+    );
+  }
+
+  /** The part of a call in one of `states` (in the streaming reply, else in the stored transcript) is rewritten and sent; with autoContinue a continuation is queued. */
+  private answerCall(sender: Sender, toolCallId: string, states: readonly string[], rewrite: (part: Part) => Part, autoContinue: boolean): void {
     const apply = (message: M): boolean => {
       let changed = false;
       message.parts = message.parts.map((part) => {
         const call = part as { toolCallId?: string; state?: string };
-        if (call.toolCallId !== toolCallId || call.state !== "input-available") return part;
+        if (call.toolCallId !== toolCallId || !states.includes(call.state ?? "")) return part;
         changed = true;
-        return { ...part, state: "output-available", output } as Part;
+        return rewrite(part);
       });
       return changed;
     };
@@ -317,38 +341,6 @@ export class SimAgent {
     const requestId = this.newId("c");
     this.continuationPending = { requestId, owner: sender };
     // The message it extends is decided once the turn runs (the call's own turn may still stream); it calls no tool.
-    this.queue.push(this.turn(requestId, sender, true, this.world.nextReplyShape() & ~4));
-  }
-
-  /**
-   * A tool approval (`toolApprovalUpdate` in `agents/chat`): the call's part
-   * awaiting input or approval becomes `approval-responded` (approved) or
-   * `output-denied`, every client is told, and with autoContinue a
-   * continuation turn is queued, as for a tool result.
-   */
-  toolApproval(sender: Sender, toolCallId: string, approved: boolean, autoContinue: boolean): void {
-    const apply = (message: M): boolean => {
-      let changed = false;
-      message.parts = message.parts.map((part) => {
-        const call = part as { toolCallId?: string; state?: string; approval?: { id?: string } };
-        if (call.toolCallId !== toolCallId || (call.state !== "input-available" && call.state !== "approval-requested")) return part;
-        changed = true;
-        const approval = { ...call.approval, id: call.approval?.id ?? toolCallId, approved };
-        return { ...part, state: approved ? "approval-responded" : "output-denied", approval } as Part;
-      });
-      return changed;
-    };
-    const streaming = this.running?.started ? this.running.message : null;
-    let holder: M | undefined;
-    if (streaming && apply(streaming)) holder = streaming;
-    else {
-      holder = this.stored.find((message) => apply(message));
-      if (holder) this.remember();
-    }
-    if (holder) this.toMe({ type: CHAT_MESSAGE_TYPES.MESSAGE_UPDATED, message: holder });
-    if (!autoContinue) return;
-    const requestId = this.newId("c");
-    this.continuationPending = { requestId, owner: sender };
     this.queue.push(this.turn(requestId, sender, true, this.world.nextReplyShape() & ~4));
   }
 
