@@ -68,7 +68,8 @@ function addressKey(fields: { agent: string; name: string; host: string; basePat
 export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, State = unknown>(
   options: UseAgentChatOptions<M>
 ): UseAgentChatReturn<M> & PromiseLike<UseAgentChatReturn<M>> {
-  assertBrowser("useAgentChat");
+  // Only a chat that opens its own socket needs a browser; one on a connection it is handed (`agent`) opens nothing (tests in Node).
+  if (options.agent === undefined) assertBrowser("useAgentChat");
   warnOutsideScope("useAgentChat");
   void (undefined as unknown as [AgentT, State]);
   if (!options.client && options.agent === undefined) {
