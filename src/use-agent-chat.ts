@@ -15,6 +15,7 @@ import {
   warnDeprecated
 } from "./core/session";
 import { isDevelopment } from "./core/diagnostics";
+import { devtoolsProbe } from "./core/devtools-probe";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
@@ -31,6 +32,16 @@ interface Target {
   label: string;
   key: string;
 }
+
+/**
+ * Vue Devtools support (src/devtools/) is for development builds only. The
+ * places that bring it in test `process.env.NODE_ENV` themselves rather than
+ * `isDevelopment`: a bundler that does not inline constants across modules
+ * (esbuild) folds only a test written where it is used, and only then drops
+ * the probe and the inspector's `import()` from a production bundle
+ * (test/unit/devtools.test.ts).
+ */
+declare const process: { env: { NODE_ENV?: string } };
 
 const DEFAULT_THROTTLE_MS = 50;
 const readsInFlight = new Map<string, Promise<UIMessage[]>>();
@@ -107,6 +118,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     runningToolCalls: shallowRef<ReadonlySet<string>>(new Set()),
     queued: shallowRef<M[]>([])
   } satisfies SessionCells<M>;
+
+  // Vue Devtools, in development builds with Devtools on the page: the chat's frames, reads and state (src/devtools/).
+  const probe = process.env.NODE_ENV !== "production" ? devtoolsProbe() : null;
 
   const throttleMs =
     options.throttle === false ? undefined : (options.throttle ?? options.experimental_throttle ?? DEFAULT_THROTTLE_MS);
@@ -205,6 +219,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
     // The agent class at its host: the instance name is the address's last segment.
     const agentKey = addressNow()?.replace(/\/[^/]*$/, "");
+    if (process.env.NODE_ENV !== "production" && probe) return { seed, loadOnOpen: probe.reader(loadOnOpen, true), readStored: probe.reader(readStored, false), canRead, agentKey };
     return { seed, loadOnOpen, readStored, canRead, agentKey };
   };
 
@@ -276,6 +291,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   };
 
   let target = openTarget();
+  if (process.env.NODE_ENV !== "production" && probe) probe.follow(target?.socket ?? null);
   const session = shallowRef<ChatSession<M> | null>(target ? startSession(target) : null);
   const socket = shallowRef<AgentSocket | null>(target?.socket ?? null);
   const current = (): ChatSession<M> => session.value ?? noConnection();
@@ -286,6 +302,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     cells.messages.value = [];
     cells.status.value = "ready";
     cells.error.value = undefined;
+    if (process.env.NODE_ENV !== "production" && probe) probe.follow(next?.socket ?? null);
     session.value = next ? startSession(next) : null;
     socket.value = next?.socket ?? null;
   };
@@ -327,6 +344,21 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     session.value = null;
     socket.value = null;
   });
+
+  if (process.env.NODE_ENV !== "production" && probe) {
+    onDispose(() => probe.dispose());
+    void import("./devtools/chat-inspector").then(
+      ({ inspectChat }) =>
+        inspectChat(probe, {
+          label: () => target?.label ?? "",
+          address: () => (target ? httpAddressOf(target.socket as AddressedSocket) : null),
+          chatId: () => session.value?.chat.id ?? "",
+          socket,
+          cells
+        }),
+      (error: unknown) => console.warn("[agents-vue] Vue Devtools support did not load:", error)
+    );
+  }
 
   const tools = () => options.tools;
   const requiringConfirmation = () => options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);
