@@ -346,17 +346,13 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   });
 
   if (process.env.NODE_ENV !== "production" && probe) {
-    onDispose(() => probe.dispose());
-    void import("./devtools/chat-inspector").then(
-      ({ inspectChat }) =>
-        inspectChat(probe, {
-          label: () => target?.label ?? "",
-          address: () => (target ? httpAddressOf(target.socket as AddressedSocket) : null),
-          chatId: () => session.value?.chat.id ?? "",
-          socket,
-          cells
-        }),
-      (error: unknown) => console.warn("[agents-vue] Vue Devtools support did not load:", error)
+    probe.inspect(({ inspectChat }) =>
+      inspectChat(probe, {
+        label: () => target?.label ?? "",
+        address: () => (target ? httpAddressOf(target.socket as AddressedSocket) : null),
+        chatId: () => session.value?.chat.id ?? "",
+        cells
+      })
     );
   }
 

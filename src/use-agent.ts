@@ -4,6 +4,7 @@ import { computed, markRaw, nextTick, shallowReadonly, shallowRef, toValue, watc
 import { type AddressedSocket, type SubAgentStep, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
 import { type AgentSocket, FailureProbe, readCloseEvent } from "./core/connection";
 import type { ConnectionStatus } from "./core/session";
+import { devtoolsProbe } from "./core/devtools-probe";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 import {
   MCP_SERVERS,
@@ -26,6 +27,9 @@ import {
   querySnapshot
 } from "./use-agent-helpers";
 import type { AgentIdentity, UseAgentOptions, UseAgentReturn } from "./use-agent-types";
+
+/** For the Vue Devtools support, tested inline in development builds only (see use-agent-chat.ts). */
+declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-types";
 
@@ -263,9 +267,12 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     void nextTick(() => old.client.close());
   };
 
+  // Vue Devtools, in development builds with Devtools on the page (see the note in use-agent-chat.ts on the inline test).
+  const devtools = process.env.NODE_ENV !== "production" ? devtoolsProbe() : null;
   let lastAddressKey = keyOf(address());
   let lastQuery = socketQuery(readQuery(options.query));
   live = connect(address(), lastQuery);
+  if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(live.client as unknown as AgentSocket);
   status.value = live.client.readyState === OPEN ? "open" : keepClosed() ? "closed" : "connecting";
   const client = shallowRef<AgentClient<AgentT, State>>(live.client);
 
@@ -284,6 +291,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         connectionError.value = null;
         if (ready.settled) ready = deferred();
         live = connect(address(), query);
+        if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(live.client as unknown as AgentSocket);
         status.value = keepClosed() ? "closed" : "connecting";
         client.value = live.client;
         retire(old);
@@ -318,6 +326,16 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     live.client.close();
     status.value = "closed";
   });
+
+  if (process.env.NODE_ENV !== "production" && devtools) {
+    devtools.inspect(({ inspectConnection }) =>
+      inspectConnection(devtools, {
+        label: () => labelOf(address()),
+        address: () => httpAddressOf(client.value as unknown as AddressedSocket),
+        cells: { status, connectionError, identity, state, mcpServers }
+      })
+    );
+  }
 
   const call = ((method: string, args: unknown[] = [], callOptions?: CallOptions | StreamOptions) => {
     const connection = live;

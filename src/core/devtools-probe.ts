@@ -1,4 +1,5 @@
 import { type App, getCurrentInstance } from "vue";
+import { onDispose } from "../lifecycle";
 import type { AgentSocket } from "./connection";
 
 /**
@@ -89,6 +90,12 @@ export class ChatProbe {
         );
       })
     );
+  }
+
+  /** Loads the inspector (a chunk of its own) and shows this chat or connection in it, until disposed. */
+  inspect(show: (inspector: typeof import("../devtools/chat-inspector")) => void): void {
+    onDispose(() => this.dispose());
+    void import("../devtools/chat-inspector").then(show, (error: unknown) => console.warn("[agents-vue] Vue Devtools support did not load:", error));
   }
 
   dispose(): void {

@@ -1,13 +1,16 @@
+import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { type App, type Ref, effectScope, watch } from "vue";
-import type { AgentSocket, ConnectionStatus } from "../core/connection";
+import type { ConnectionStatus } from "../core/connection";
 import type { ChatProbe, ProbeEvent } from "../core/devtools-probe";
 
 /**
- * The chats of an app in Vue Devtools: a custom inspector (one node per
- * chat: its address, connection, status and flags, transcript, queued
- * sends, running streams and tool calls) and two timeline layers (frames in
- * and out; turns, reads and the connection). Development builds only, loaded
- * with `import()` by `useAgentChat` once the Devtools hook is on the page.
+ * The chats and agent connections of an app in Vue Devtools: a custom
+ * inspector (one node per chat: its address, connection, status and flags,
+ * transcript, queued sends, running streams and tool calls; one per
+ * `useAgent` connection: its address, status, identity, state and MCP
+ * servers) and two timeline layers (frames in and out; turns, reads and the
+ * connection). Development builds only, loaded with `import()` by
+ * `useAgentChat` and `useAgent` once the Devtools hook is on the page.
  *
  * It speaks the Devtools plugin protocol on the global hook (the
  * `devtools-plugin:setup` event `setupDevtoolsPlugin` of `@vue/devtools-api`
@@ -15,6 +18,8 @@ import type { ChatProbe, ProbeEvent } from "../core/devtools-probe";
  */
 
 const INSPECTOR = "agents-vue";
+/** The chat protocol's frame types (`CHAT_MESSAGE_TYPES` of `agents/chat`). */
+const CHAT_FRAME_TYPES: ReadonlySet<string> = new Set(Object.values(CHAT_MESSAGE_TYPES));
 const FRAMES = "agents-vue:frames";
 const CHAT = "agents-vue:chat";
 
@@ -55,7 +60,6 @@ export interface InspectedChat {
   label(): string;
   address(): string | null;
   chatId(): string;
-  socket: Readonly<Ref<AgentSocket | null>>;
   cells: {
     messages: Readonly<Ref<readonly unknown[]>>;
     status: Readonly<Ref<string>>;
@@ -71,73 +75,115 @@ export interface InspectedChat {
   };
 }
 
+/** What the inspector reads of a `useAgent` connection. */
+export interface InspectedConnection {
+  label(): string;
+  address(): string | null;
+  cells: {
+    status: Readonly<Ref<ConnectionStatus>>;
+    connectionError: Readonly<Ref<Error | null>>;
+    identity: Readonly<Ref<{ agent: string; name: string } | null>>;
+    state: Readonly<Ref<unknown>>;
+    mcpServers: Readonly<Ref<unknown>>;
+  };
+}
+
+/** One node of the inspector. */
 interface Tracked {
-  chat: InspectedChat;
-  /** Requests this chat sent, and streams it saw, that have not ended: id → what it is. */
-  turns: Map<string, string>;
+  label(): string;
+  tags(): Tag[];
+  state(): Record<string, StateEntry[]>;
+  /** Reads every cell the node shows (its changes refresh the inspector). */
+  cells: Record<string, Readonly<Ref<unknown>>>;
+  /** A chat's node: its requests and the streams it saw that have not ended (id → what it is). A connection's is null: the chat on it reports the chat frames. */
+  turns: Map<string, string> | null;
 }
 
 interface AppPlugin {
   api: DevtoolsPluginApi | null;
-  chats: Map<string, Tracked>;
+  nodes: Map<string, Tracked>;
   /** Timeline events from before Devtools called the setup function. */
   waiting: Array<{ layerId: string; event: TimelineEvent; at: number }>;
 }
 
 const plugins = new Map<App, AppPlugin>();
-let nodes = 0;
+let nodeCount = 0;
 
 const green = { textColor: 0xffffff, backgroundColor: 0x42b883 };
 const amber = { textColor: 0x000000, backgroundColor: 0xf5b942 };
 const red = { textColor: 0xffffff, backgroundColor: 0xd94848 };
 
-function tagsOf(chat: InspectedChat): Tag[] {
-  const { status, connection } = chat.cells;
-  const statusColor = status.value === "error" ? red : status.value === "ready" ? green : amber;
-  const connectionColor = connection.value === "open" ? green : connection.value === "closed" ? red : amber;
-  return [
-    { label: status.value, ...statusColor },
-    { label: connection.value, ...connectionColor }
-  ];
+const colorOf = (value: string, good: string, bad: string) => (value === bad ? red : value === good ? green : amber);
+
+function chatNode(chat: InspectedChat): Tracked {
+  const c = chat.cells;
+  const turns = new Map<string, string>();
+  return {
+    label: chat.label,
+    turns,
+    cells: c,
+    tags: () => [
+      { label: c.status.value, ...colorOf(c.status.value, "ready", "error") },
+      { label: c.connection.value, ...colorOf(c.connection.value, "open", "closed") }
+    ],
+    state: () => ({
+      address: [
+        { key: "agent", value: chat.label() },
+        { key: "url", value: chat.address() },
+        { key: "chat id", value: chat.chatId() }
+      ],
+      connection: [
+        { key: "connectionStatus", value: c.connection.value },
+        { key: "connectionError", value: c.connectionError.value?.message ?? null }
+      ],
+      "status and flags": [
+        { key: "status", value: c.status.value },
+        { key: "error", value: c.error.value?.message ?? null },
+        { key: "isServerStreaming", value: c.serverStreaming.value },
+        { key: "isRecovering", value: c.recovering.value },
+        { key: "isToolContinuation", value: c.toolContinuation.value },
+        { key: "isLoading", value: c.loading.value }
+      ],
+      transcript: [
+        { key: "count", value: c.messages.value.length },
+        { key: "messages", value: c.messages.value }
+      ],
+      "queued sends": [{ key: "queuedMessages", value: c.queued.value }],
+      "streams and tool calls": [
+        { key: "running streams", value: Object.fromEntries(turns) },
+        { key: "running tool calls", value: [...c.runningToolCalls.value] }
+      ]
+    })
+  };
 }
 
-function stateOf(tracked: Tracked): Record<string, StateEntry[]> {
-  const { chat } = tracked;
-  const c = chat.cells;
+function connectionNode(connection: InspectedConnection): Tracked {
+  const c = connection.cells;
   return {
-    address: [
-      { key: "agent", value: chat.label() },
-      { key: "url", value: chat.address() },
-      { key: "chat id", value: chat.chatId() }
-    ],
-    connection: [
-      { key: "connectionStatus", value: c.connection.value },
-      { key: "connectionError", value: c.connectionError.value?.message ?? null }
-    ],
-    "status and flags": [
-      { key: "status", value: c.status.value },
-      { key: "error", value: c.error.value?.message ?? null },
-      { key: "isServerStreaming", value: c.serverStreaming.value },
-      { key: "isRecovering", value: c.recovering.value },
-      { key: "isToolContinuation", value: c.toolContinuation.value },
-      { key: "isLoading", value: c.loading.value }
-    ],
-    transcript: [
-      { key: "count", value: c.messages.value.length },
-      { key: "messages", value: c.messages.value }
-    ],
-    "queued sends": [{ key: "queuedMessages", value: c.queued.value }],
-    "streams and tool calls": [
-      { key: "running streams", value: Object.fromEntries(tracked.turns) },
-      { key: "running tool calls", value: [...c.runningToolCalls.value] }
-    ]
+    label: () => `${connection.label()} (useAgent)`,
+    turns: null,
+    cells: c,
+    tags: () => [{ label: c.status.value, ...colorOf(c.status.value, "open", "closed") }],
+    state: () => ({
+      address: [
+        { key: "agent", value: connection.label() },
+        { key: "url", value: connection.address() }
+      ],
+      connection: [
+        { key: "status", value: c.status.value },
+        { key: "connectionError", value: c.connectionError.value?.message ?? null },
+        { key: "identity", value: c.identity.value }
+      ],
+      state: [{ key: "state", value: c.state.value }],
+      "MCP servers": [{ key: "mcpServers", value: c.mcpServers.value }]
+    })
   };
 }
 
 function pluginOf(probe: ChatProbe): AppPlugin {
   const existing = plugins.get(probe.app);
   if (existing) return existing;
-  const plugin: AppPlugin = { api: null, chats: new Map(), waiting: [] };
+  const plugin: AppPlugin = { api: null, nodes: new Map(), waiting: [] };
   plugins.set(probe.app, plugin);
   const descriptor = { id: "agents-vue", label: "agents-vue", packageName: "agents-vue", homepage: "https://www.npmjs.com/package/agents-vue", app: probe.app, componentStateTypes: [] };
   probe.hook.emit("devtools-plugin:setup", descriptor, (api: DevtoolsPluginApi) => {
@@ -148,14 +194,14 @@ function pluginOf(probe: ChatProbe): AppPlugin {
     api.on.getInspectorTree((payload) => {
       if (payload.inspectorId !== INSPECTOR) return;
       const filter = payload.filter.toLowerCase();
-      payload.rootNodes = [...plugin.chats]
-        .filter(([, tracked]) => !filter || tracked.chat.label().toLowerCase().includes(filter))
-        .map(([id, tracked]) => ({ id, label: tracked.chat.label(), tags: tagsOf(tracked.chat) }));
+      payload.rootNodes = [...plugin.nodes]
+        .filter(([, tracked]) => !filter || tracked.label().toLowerCase().includes(filter))
+        .map(([id, tracked]) => ({ id, label: tracked.label(), tags: tracked.tags() }));
     });
     api.on.getInspectorState((payload) => {
       if (payload.inspectorId !== INSPECTOR) return;
-      const tracked = plugin.chats.get(payload.nodeId);
-      if (tracked) payload.state = stateOf(tracked);
+      const tracked = plugin.nodes.get(payload.nodeId);
+      if (tracked) payload.state = tracked.state();
     });
     const now = api.now();
     const wallNow = Date.now();
@@ -198,7 +244,7 @@ function chunkType(frame: Record<string, unknown>): string | undefined {
 
 /** Puts the timeline entries of one probe event. */
 function onEvent(plugin: AppPlugin, tracked: Tracked, event: ProbeEvent): void {
-  const label = tracked.chat.label();
+  const label = tracked.label();
   if (event.kind === "socket") {
     const title = event.state === "open" ? "Connected" : `Disconnected${event.code === undefined ? "" : ` (${event.code})`}`;
     emit(plugin, CHAT, { title, subtitle: label, data: { agent: label, ...event }, logType: event.state === "open" ? "default" : "warning" }, event.time);
@@ -213,6 +259,9 @@ function onEvent(plugin: AppPlugin, tracked: Tracked, event: ProbeEvent): void {
   }
   const frame = parse(event.data);
   const type = typeof frame === "string" ? "not JSON" : String(frame.type);
+  const turns = tracked.turns;
+  // A connection's node leaves the chat protocol's frames to the chat on it (the frames layer would show them twice).
+  if (!turns && CHAT_FRAME_TYPES.has(type)) return;
   const id = typeof frame === "string" || typeof frame.id !== "string" ? undefined : frame.id;
   const inbound = event.kind === "frame-in";
   emit(
@@ -226,19 +275,19 @@ function onEvent(plugin: AppPlugin, tracked: Tracked, event: ProbeEvent): void {
     },
     event.time
   );
-  if (typeof frame === "string" || id === undefined) return;
+  if (typeof frame === "string" || id === undefined || !turns) return;
   if (!inbound && frame.type === "cf_agent_use_chat_request") {
-    tracked.turns.set(id, "sent here");
+    turns.set(id, "sent here");
     emit(plugin, CHAT, { title: "Turn started", subtitle: id, data: { agent: label, requestId: id }, groupId: id }, event.time);
   }
   if (inbound && frame.type === "cf_agent_use_chat_response") {
-    if (!tracked.turns.has(id) && frame.done !== true) {
-      tracked.turns.set(id, frame.replay === true ? "resumed" : "observed");
+    if (!turns.has(id) && frame.done !== true) {
+      turns.set(id, frame.replay === true ? "resumed" : "observed");
       emit(plugin, CHAT, { title: "Turn observed", subtitle: id, data: { agent: label, requestId: id }, groupId: id }, event.time);
     }
     const failed = frame.error === true;
     if (frame.done === true || failed) {
-      tracked.turns.delete(id);
+      turns.delete(id);
       const outcome = failed ? "error" : typeof frame.outcome === "string" ? frame.outcome : "completed";
       emit(plugin, CHAT, { title: "Turn ended", subtitle: `${id}: ${outcome}`, data: { agent: label, requestId: id, outcome }, groupId: id, logType: failed ? "error" : "default" }, event.time);
     }
@@ -247,11 +296,19 @@ function onEvent(plugin: AppPlugin, tracked: Tracked, event: ProbeEvent): void {
 
 /** Shows a chat in Vue Devtools until its probe is disposed. */
 export function inspectChat(probe: ChatProbe, chat: InspectedChat): void {
+  track(probe, chatNode(chat));
+}
+
+/** Shows a `useAgent` connection in Vue Devtools until its probe is disposed. */
+export function inspectConnection(probe: ChatProbe, connection: InspectedConnection): void {
+  track(probe, connectionNode(connection));
+}
+
+function track(probe: ChatProbe, tracked: Tracked): void {
   if (probe.disposed) return;
   const plugin = pluginOf(probe);
-  const id = `chat-${++nodes}`;
-  const tracked: Tracked = { chat, turns: new Map() };
-  plugin.chats.set(id, tracked);
+  const id = `agents-vue-${++nodeCount}`;
+  plugin.nodes.set(id, tracked);
   // One refresh per burst of changes (a streaming reply changes the cells at every frame).
   let due: ReturnType<typeof setTimeout> | null = null;
   const refresh = () => {
@@ -265,7 +322,7 @@ export function inspectChat(probe: ChatProbe, chat: InspectedChat): void {
   const scope = effectScope(true);
   scope.run(() => {
     watch(
-      () => Object.values(chat.cells).map((cell) => cell.value),
+      () => Object.values(tracked.cells).map((cell) => cell.value),
       refresh,
       { flush: "post" }
     );
@@ -281,7 +338,7 @@ export function inspectChat(probe: ChatProbe, chat: InspectedChat): void {
     scope.stop();
     if (due !== null) clearTimeout(due);
     due = null;
-    plugin.chats.delete(id);
+    plugin.nodes.delete(id);
     refresh();
   };
 }

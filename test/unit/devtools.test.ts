@@ -9,9 +9,11 @@ import { resolve } from "node:path";
 import { build as esbuild } from "esbuild";
 import { build as viteBuild, type Rolldown } from "vite";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { defineComponent, h } from "vue";
+import { type App, defineComponent, getCurrentInstance, h, ref } from "vue";
 import { useAgentChat } from "../../src";
+import { ChatProbe, type DevtoolsHook } from "../../src/core/devtools-probe";
 import { createTestAgent } from "../../src/testing";
+import { installDevtoolsHook as installHook } from "../support/devtools-hook";
 import { mountInNode } from "../support/node-renderer";
 
 const loads = vi.hoisted(() => ({ count: 0 }));
@@ -21,59 +23,8 @@ vi.mock("../../src/devtools/chat-inspector", async (importOriginal) => {
   return inspector;
 });
 
-interface Recorded {
-  descriptor: Record<string, unknown>;
-  inspectors: string[];
-  layers: string[];
-  events: Array<{ layerId: string; title: string; subtitle?: string; data: Record<string, unknown> }>;
-  tree(): Array<{ id: string; label: string; tags?: Array<{ label: string }> }>;
-  state(nodeId: string): Record<string, Array<{ key: string; value: unknown }>>;
-  sends: number;
-}
-
-/** A Devtools hook that runs the plugin's setup at once and records what it is sent. */
-function installHook(): Recorded {
-  const treeHandlers: Array<(payload: { inspectorId: string; filter: string; rootNodes: unknown[] }) => void> = [];
-  const stateHandlers: Array<(payload: { inspectorId: string; nodeId: string; state: unknown }) => void> = [];
-  const recorded: Recorded = {
-    descriptor: {},
-    inspectors: [],
-    layers: [],
-    events: [],
-    sends: 0,
-    tree() {
-      const payload = { inspectorId: "agents-vue", filter: "", rootNodes: [] as unknown[] };
-      for (const handler of treeHandlers) handler(payload);
-      return payload.rootNodes as ReturnType<Recorded["tree"]>;
-    },
-    state(nodeId) {
-      const payload = { inspectorId: "agents-vue", nodeId, state: {} as unknown };
-      for (const handler of stateHandlers) handler(payload);
-      return payload.state as ReturnType<Recorded["state"]>;
-    }
-  };
-  const api = {
-    addInspector: (options: { id: string }) => void recorded.inspectors.push(options.id),
-    addTimelineLayer: (options: { id: string }) => void recorded.layers.push(options.id),
-    addTimelineEvent: (options: { layerId: string; event: { title: string; subtitle?: string; data: Record<string, unknown> } }) =>
-      void recorded.events.push({ layerId: options.layerId, ...options.event }),
-    sendInspectorTree: () => void recorded.sends++,
-    sendInspectorState: () => void recorded.sends++,
-    now: () => Date.now(),
-    on: {
-      getInspectorTree: (handler: (typeof treeHandlers)[number]) => void treeHandlers.push(handler),
-      getInspectorState: (handler: (typeof stateHandlers)[number]) => void stateHandlers.push(handler)
-    }
-  };
-  vi.stubGlobal("__VUE_DEVTOOLS_GLOBAL_HOOK__", {
-    emit(event: string, descriptor: Record<string, unknown>, setup: (plugin: typeof api) => void) {
-      if (event !== "devtools-plugin:setup") return;
-      recorded.descriptor = descriptor;
-      setup(api);
-    }
-  });
-  return recorded;
-}
+/** The hook the test put on the page. */
+const devtoolsHookOnPage = () => (globalThis as unknown as { __VUE_DEVTOOLS_GLOBAL_HOOK__: DevtoolsHook }).__VUE_DEVTOOLS_GLOBAL_HOOK__;
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -83,15 +34,17 @@ afterEach(() => {
 
 function mountChat(agent: ReturnType<typeof createTestAgent>) {
   let chat!: ReturnType<typeof useAgentChat>;
+  let app!: App;
   const Chat = defineComponent({
     setup() {
+      app = getCurrentInstance()!.appContext.app;
       chat = useAgentChat({ agent: agent.socket, throttle: false });
       return () => h("p", chat.messages.value.length);
     }
   });
   const { unmount } = mountInNode(Chat);
   cleanups.push(unmount, () => agent.dispose());
-  return { chat, unmount };
+  return { chat, unmount, app };
 }
 
 describe("Vue Devtools", () => {
@@ -159,10 +112,39 @@ describe("Vue Devtools", () => {
     unmount();
     expect(devtools.tree()).toEqual([]);
   });
+
+  it("shows a useAgent connection on the same socket without the chat's frames a second time", async () => {
+    const devtools = installHook();
+    const agent = createTestAgent({ name: "shared", replies: ["Hi"] });
+    const { chat, app } = mountChat(agent);
+    // What useAgent does for its connection, in the same app, on the test agent's socket (useAgent itself opens a real WebSocket).
+    const probe = new ChatProbe(app, devtoolsHookOnPage());
+    probe.follow(agent.socket);
+    const { inspectConnection } = await import("../../src/devtools/chat-inspector");
+    inspectConnection(probe, {
+      label: () => "ChatAgent/shared",
+      address: () => agent.url,
+      cells: { status: ref("open"), connectionError: ref(null), identity: ref({ agent: "chat-agent", name: "shared" }), state: ref({ count: 1 }), mcpServers: ref(undefined) }
+    });
+    cleanups.push(() => probe.dispose());
+    await vi.waitFor(() => expect(devtools.tree()).toHaveLength(2));
+    await agent.settled();
+    await chat.sendMessage({ text: "hello" });
+    await agent.settled();
+    // A frame of another protocol on the socket (state sync) is the connection's to show.
+    agent.socket.send(JSON.stringify({ type: "cf_agent_state", state: { count: 2 } }));
+
+    const framesOf = (label: string) => devtools.events.filter((event) => event.layerId === "agents-vue:frames" && event.data.agent === label).map((event) => event.title);
+    expect(framesOf("chat-agent/shared")).toContain("⇡ cf_agent_use_chat_request");
+    expect(framesOf("ChatAgent/shared (useAgent)")).toEqual(["⇡ cf_agent_state"]);
+    const node = devtools.tree().find((candidate) => candidate.label === "ChatAgent/shared (useAgent)")!;
+    expect(node.tags!.map((tag) => tag.label)).toEqual(["open"]);
+    expect(devtools.state(node.id).state).toEqual([{ key: "state", value: { count: 1 } }]);
+  });
 });
 
-/** `import { useAgentChat } from "agents-vue"` bundled for an app, peers left as imports. */
-const consumer = `import { useAgentChat } from ${JSON.stringify(resolve(import.meta.dirname, "../../src/index.ts"))};\nexport { useAgentChat };`;
+/** `import { useAgent, useAgentChat } from "agents-vue"` bundled for an app, peers left as imports. */
+const consumer = `import { useAgent, useAgentChat } from ${JSON.stringify(resolve(import.meta.dirname, "../../src/index.ts"))};\nexport { useAgent, useAgentChat };`;
 const devtoolsCode = ["devtools-plugin:setup", "__VUE_DEVTOOLS_GLOBAL_HOOK__", "Agent chats", "Transcript read"];
 
 async function esbuildBundle(nodeEnv: string): Promise<string> {
@@ -197,7 +179,7 @@ async function viteBundle(nodeEnv: "production" | "development"): Promise<{ code
 }
 
 describe("Vue Devtools in a production build", () => {
-  it("esbuild: an app that imports useAgentChat carries no Devtools code (a development build does)", async () => {
+  it("esbuild: an app that imports useAgentChat and useAgent carries no Devtools code (a development build does)", async () => {
     const production = await esbuildBundle("production");
     for (const text of devtoolsCode) expect(production).not.toContain(text);
     const development = await esbuildBundle("development");
