@@ -173,6 +173,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     };
     self = connection;
     const probe = new FailureProbe(client as unknown as AgentSocket, labelOf(at), leaf?.agent ?? at.agent);
+    if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(client as unknown as AgentSocket);
     const signal = connection.listeners.signal;
 
     // AgentClient registered its own listeners in its constructor, so by the
@@ -272,7 +273,6 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
   let lastAddressKey = keyOf(address());
   let lastQuery = socketQuery(readQuery(options.query));
   live = connect(address(), lastQuery);
-  if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(live.client as unknown as AgentSocket);
   status.value = live.client.readyState === OPEN ? "open" : keepClosed() ? "closed" : "connecting";
   const client = shallowRef<AgentClient<AgentT, State>>(live.client);
 
@@ -291,7 +291,6 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
         connectionError.value = null;
         if (ready.settled) ready = deferred();
         live = connect(address(), query);
-        if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(live.client as unknown as AgentSocket);
         status.value = keepClosed() ? "closed" : "connecting";
         client.value = live.client;
         retire(old);
