@@ -219,7 +219,6 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
     // The agent class at its host: the instance name is the address's last segment.
     const agentKey = addressNow()?.replace(/\/[^/]*$/, "");
-    if (process.env.NODE_ENV !== "production" && probe) return { seed, loadOnOpen: probe.reader(loadOnOpen, true), readStored: probe.reader(readStored, false), canRead, agentKey };
     return { seed, loadOnOpen, readStored, canRead, agentKey };
   };
 
@@ -264,6 +263,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
 
   const startSession = (target: Target): ChatSession<M> => {
     const readers = transcriptReaders(target);
+    if (process.env.NODE_ENV !== "production" && probe) {
+      readers.loadOnOpen = probe.reader(readers.loadOnOpen, true);
+      readers.readStored = probe.reader(readers.readStored, false);
+    }
     return markRaw(
       new ChatSession<M>({
         socket: target.socket,
