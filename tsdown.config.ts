@@ -6,7 +6,7 @@ const { peerDependencies } = JSON.parse(readFileSync(new URL("./package.json", i
 };
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "server/index": "src/server/index.ts", "voice/index": "src/voice/index.ts", "wire/index": "src/wire/index.ts", "persist/index": "src/persist/index.ts" },
+  entry: { index: "src/index.ts", "server/index": "src/server/index.ts", "voice/index": "src/voice/index.ts", "wire/index": "src/wire/index.ts", "persist/index": "src/persist/index.ts", "testing/index": "src/testing/index.ts" },
   format: "esm",
   platform: "neutral",
   target: "es2022",

@@ -14,6 +14,7 @@ import {
   type TranscriptReader,
   warnDeprecated
 } from "./core/session";
+import { devtoolsProbe } from "./core/devtools-probe";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
@@ -32,6 +33,15 @@ interface Target {
   label: string;
   key: string;
 }
+
+/**
+ * Vue Devtools support (src/devtools/) is for development builds only. As
+ * every development-only site (core/diagnostics.ts), the places that bring it
+ * in test `process.env.NODE_ENV` themselves: a bundler that does not inline
+ * constants across modules (esbuild) folds only a test written where it is
+ * used, and only then drops the probe and the inspector's `import()` from a
+ * production bundle (test/unit/devtools.test.ts).
+ */
 
 const DEFAULT_THROTTLE_MS = 50;
 const readsInFlight = new Map<string, Promise<UIMessage[]>>();
@@ -69,7 +79,8 @@ function addressKey(fields: { agent: string; name: string; host: string; basePat
 export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, State = unknown>(
   options: UseAgentChatOptions<M>
 ): UseAgentChatReturn<M> & PromiseLike<UseAgentChatReturn<M>> {
-  assertBrowser("useAgentChat");
+  // Only a chat that opens its own socket needs a browser; one on a connection it is handed (`agent`) opens nothing (tests in Node).
+  if (options.agent === undefined) assertBrowser("useAgentChat");
   warnOutsideScope("useAgentChat");
   void (undefined as unknown as [AgentT, State]);
   if (!options.client && options.agent === undefined) {
@@ -112,6 +123,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     queued: shallowRef<M[]>([]),
     cached: shallowRef(false)
   } satisfies SessionCells<M>;
+
+  // Vue Devtools, in development builds with Devtools on the page: the chat's frames, reads and state (src/devtools/).
+  const probe = process.env.NODE_ENV !== "production" ? devtoolsProbe() : null;
 
   const throttleMs =
     options.throttle === false ? undefined : (options.throttle ?? options.experimental_throttle ?? DEFAULT_THROTTLE_MS);
@@ -256,6 +270,10 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
 
   const startSession = (target: Target): ChatSession<M> => {
     const readers = transcriptReaders(target);
+    if (process.env.NODE_ENV !== "production" && probe) {
+      readers.loadOnOpen = probe.reader(readers.loadOnOpen, true);
+      readers.readStored = probe.reader(readers.readStored, false);
+    }
     return markRaw(
       new ChatSession<M>({
         socket: target.socket,
@@ -285,6 +303,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   };
 
   let target = openTarget();
+  if (process.env.NODE_ENV !== "production" && probe) probe.follow(target?.socket ?? null);
   const session = shallowRef<ChatSession<M> | null>(target ? startSession(target) : null);
   const socket = shallowRef<AgentSocket | null>(target?.socket ?? null);
   const current = (): ChatSession<M> => session.value ?? noConnection();
@@ -295,6 +314,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     cells.messages.value = [];
     cells.status.value = "ready";
     cells.error.value = undefined;
+    if (process.env.NODE_ENV !== "production" && probe) probe.follow(next?.socket ?? null);
     session.value = next ? startSession(next) : null;
     socket.value = next?.socket ?? null;
   };
@@ -336,6 +356,17 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     session.value = null;
     socket.value = null;
   });
+
+  if (process.env.NODE_ENV !== "production" && probe) {
+    probe.inspect(({ inspectChat }) =>
+      inspectChat(probe, {
+        label: () => target?.label ?? "",
+        address: () => (target ? httpAddressOf(target.socket as AddressedSocket) : null),
+        chatId: () => session.value?.chat.id ?? "",
+        cells
+      })
+    );
+  }
 
   const tools = () => options.tools;
   const requiringConfirmation = () => options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);

@@ -4,6 +4,7 @@ import { computed, markRaw, nextTick, shallowReadonly, shallowRef, toValue, watc
 import { type AddressedSocket, type SubAgentStep, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
 import { type AgentSocket, FailureProbe, readCloseEvent } from "./core/connection";
 import type { ConnectionStatus } from "./core/session";
+import { devtoolsProbe } from "./core/devtools-probe";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 import {
   MCP_SERVERS,
@@ -26,7 +27,7 @@ import {
   querySnapshot
 } from "./use-agent-helpers";
 import type { AgentIdentity, UseAgentOptions, UseAgentReturn } from "./use-agent-types";
-// Development-only code is guarded inline (see core/diagnostics.ts).
+// Development-only code (diagnostics, the Vue Devtools support) is guarded inline (see core/diagnostics.ts).
 declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-types";
@@ -173,6 +174,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     };
     self = connection;
     const probe = new FailureProbe(client as unknown as AgentSocket, labelOf(at), leaf?.agent ?? at.agent);
+    if (process.env.NODE_ENV !== "production" && devtools) devtools.follow(client as unknown as AgentSocket);
     const signal = connection.listeners.signal;
 
     // AgentClient registered its own listeners in its constructor, so by the
@@ -267,6 +269,8 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     void nextTick(() => old.client.close());
   };
 
+  // Vue Devtools, in development builds with Devtools on the page (see the note in use-agent-chat.ts on the inline test).
+  const devtools = process.env.NODE_ENV !== "production" ? devtoolsProbe() : null;
   let lastAddressKey = keyOf(address());
   let lastQuery = socketQuery(readQuery(options.query));
   live = connect(address(), lastQuery);
@@ -322,6 +326,16 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     live.client.close();
     status.value = "closed";
   });
+
+  if (process.env.NODE_ENV !== "production" && devtools) {
+    devtools.inspect(({ inspectConnection }) =>
+      inspectConnection(devtools, {
+        label: () => labelOf(address()),
+        address: () => httpAddressOf(client.value as unknown as AddressedSocket),
+        cells: { status, connectionError, identity, state, mcpServers }
+      })
+    );
+  }
 
   const call = ((method: string, args: unknown[] = [], callOptions?: CallOptions | StreamOptions) => {
     const connection = live;

@@ -7,7 +7,7 @@ import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
 import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
 import { defaultSettings } from "./model-harness";
-import { type Down, SimAgent } from "./world/agent";
+import { type Down, SimAgent } from "../../src/testing/sim-agent";
 import { WorldClock } from "./world/clock";
 import { type Command, GAPS, type M, WorldError, type WorldOptions, type WorldPort, clone } from "./world/shared";
 
@@ -15,7 +15,7 @@ export { type Command, GAPS, type WorldOptions, WorldError } from "./world/share
 
 /**
  * A whole conversation in one process, for the model's property test: a
- * simulated `AIChatAgent` (`world/agent.ts`: stored transcript, serialized
+ * simulated `AIChatAgent` (`src/testing/sim-agent.ts`, the module `agents-vue/testing` ships: stored transcript, serialized
  * turns, broadcasts, resumable streams, the resume handshake), the network
  * between it and this client (one ordered frame channel each way, transcript
  * reads on another connection), other clients reduced to what they make the

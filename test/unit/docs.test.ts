@@ -91,6 +91,24 @@ export {};
 const AI_ELEMENTS = `declare module "@/chat-persistence" {
   export const persist: import("agents-vue/persist").WipeableChatPersistence;
 }
+declare module "@/components/Chat.vue" {
+  const Chat: import("vue").DefineComponent<{ agent: import("agents-vue").SharedAgentConnection }>;
+  export default Chat;
+}
+declare module "@vue/test-utils" {
+  // Not installed in this repository: the part of its API the Testing section uses (a loose stand-in of its types).
+  interface DOMWrapper {
+    text(): string;
+    setValue(value: unknown): Promise<void>;
+    trigger(event: string): Promise<void>;
+  }
+  interface VueWrapper {
+    get(selector: string): DOMWrapper;
+    findAll(selector: string): DOMWrapper[];
+    unmount(): void;
+  }
+  export function mount(component: import("vue").Component, options?: { props?: Record<string, unknown> }): VueWrapper;
+}
 declare module "@/components/ai-elements/conversation" {
   export const Conversation: import("vue").Component, ConversationContent: import("vue").Component, ConversationScrollButton: import("vue").Component;
 }
@@ -142,7 +160,8 @@ describe("README code blocks", () => {
             "agents-vue": [join(root, "src/index.ts")],
             "agents-vue/server": [join(root, "src/server/index.ts")],
             "agents-vue/voice": [join(root, "src/voice/index.ts")],
-            "agents-vue/persist": [join(root, "src/persist/index.ts")]
+            "agents-vue/persist": [join(root, "src/persist/index.ts")],
+            "agents-vue/testing": [join(root, "src/testing/index.ts")]
           }
         },
         files: [...files, join(dir, "components.d.ts"), join(dir, "ai-elements.d.ts")]

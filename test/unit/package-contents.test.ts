@@ -50,6 +50,9 @@ function goodFiles(): PackedFile[] {
     file("dist/wire/index.js", 'export { t as SNAPSHOT_REQUEST } from "../ordered-wire.js";\n//# sourceMappingURL=index.js.map'),
     file("dist/wire/index.js.map", map(["../../src/wire/index.ts"], ["export {}"])),
     file("dist/wire/index.d.ts", "export {};\n"),
+    file("dist/testing/index.js", 'import { markRaw } from "vue";\nexport { markRaw };\n//# sourceMappingURL=index.js.map'),
+    file("dist/testing/index.js.map", map(["../../src/testing/index.ts"], ["export {}"])),
+    file("dist/testing/index.d.ts", "export {};\n"),
     file("dist/ordered-wire.js", 'const t = "agents_vue_snapshot_request";\nexport { t };\n')
   ];
 }
@@ -65,6 +68,8 @@ describe("namedFiles", () => {
       "dist/persist/index.js",
       "dist/server/index.d.ts",
       "dist/server/index.js",
+      "dist/testing/index.d.ts",
+      "dist/testing/index.js",
       "dist/voice/index.d.ts",
       "dist/voice/index.js",
       "dist/wire/index.d.ts",
@@ -104,6 +109,8 @@ describe("checkTarball", () => {
       "package.json names dist/persist/index.js, which the tarball lacks",
       "package.json names dist/server/index.d.ts, which the tarball lacks",
       "package.json names dist/server/index.js, which the tarball lacks",
+      "package.json names dist/testing/index.d.ts, which the tarball lacks",
+      "package.json names dist/testing/index.js, which the tarball lacks",
       "package.json names dist/voice/index.d.ts, which the tarball lacks",
       "package.json names dist/voice/index.js, which the tarball lacks",
       "package.json names dist/wire/index.d.ts, which the tarball lacks",

@@ -1,12 +1,10 @@
-import type { UIMessage } from "ai";
+/**
+ * The world's commands, options and known limitations. The simulated server
+ * and the types it shares with the world live in `src/testing/sim-agent.ts`
+ * (the same module `agents-vue/testing` ships).
+ */
 
-/** Types and the world's services the simulated server and the world share. */
-
-export type M = UIMessage;
-export type Part = M["parts"][number];
-export type Chunk = Record<string, unknown>;
-
-export const clone = <T>(value: T): T => structuredClone(value);
+export { type Chunk, type M, type Part, type WorldPort, SimulationError as WorldError, clone } from "../../../src/testing/sim-agent";
 
 /** One thing that happens, interpreted against the world's state when it runs (a no-op when it cannot apply). */
 export type Command =
@@ -43,8 +41,6 @@ export interface WorldOptions {
   replyShapes: number[];
 }
 
-/** A mistake the world made or a rule the real system breaks: reported as the failure. */
-export class WorldError extends Error {}
 
 /**
  * Known limitations: counterexamples the property test found whose cause lies
@@ -66,14 +62,3 @@ export const GAPS = {
   "own-request-overwrites-newer":
     "a request of this client's (a send's, a regenerate's or an edit's list) reaches the server after another client changed or added a message, which this client gets only after it sent the request; the server writes the request's older copy over it (or a rewrite's list deletes it, or the list writes back a message it removed), and as the sender gets no broadcast of its own turn, this client keeps showing the newer version (the rewrite's hold covers only what the rewrite itself removed)"
 } as const;
-
-/** What the simulated server asks of the world it runs in. */
-export interface WorldPort {
-  /** A choice of the world's own, from its seed. */
-  coin(): boolean;
-  nextReplyShape(): number;
-  /** The run hit an open counterexample. */
-  gap(name: keyof typeof GAPS): void;
-  /** Whether this client shows the message, or a frame on its way brings it. */
-  mayShow(id: string): boolean;
-}

@@ -1,12 +1,53 @@
+import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
-import { type Chunk, type M, type Part, WorldError, type WorldPort, clone } from "./shared";
 
 /**
  * A simulated `AIChatAgent`: the stored transcript, serialized turns that
  * stream chunks with `seq`, broadcasts to the other clients, the resumable
  * stream and the resume handshake, as `@cloudflare/ai-chat` 0.12.2 and
  * `agents/chat` do them (see the notes on each method).
+ *
+ * One implementation serves two drivers: the project's property test
+ * (`test/support/model-world.ts`, which decides when every frame, read and
+ * turn step happens) and the testing kit users import
+ * (`agents-vue/testing`, `./test-agent.ts`, which drives it on timers).
+ * "This client" is the one connection the driver follows; every other
+ * client is reduced to what it makes the server do (`Sender` `other`).
  */
+
+/** A chat message as the server stores it. */
+export type M = UIMessage;
+/** One part of a stored message. */
+export type Part = M["parts"][number];
+/** One UI message stream chunk, as the server streams it (JSON in a response frame's `body`). */
+export type Chunk = Record<string, unknown>;
+
+/** A deep copy: the server never shares an object with a client. */
+export const clone = <T>(value: T): T => structuredClone(value);
+
+/** The client broke the protocol (a frame the server does not know), or the driver misused the simulation. */
+export class SimulationError extends Error {}
+
+/** What a driver decides about one reply: its chunks, and whether (and after which chunk) it fails. */
+export interface ScriptedReply {
+  chunks: Chunk[];
+  /** The turn fails once this many chunks went out: thrown (one error frame that ends it) or in band (an error frame, then the end). */
+  fail?: { after: number; how: "thrown" | "in-band"; message?: string };
+}
+
+/** What the simulated server asks of the driver it runs in. */
+export interface WorldPort {
+  /** A choice of the driver's own (the property test's comes from its seed). */
+  coin(): boolean;
+  /** The shape of the next generated reply: bits pick the word count and a client tool call. */
+  nextReplyShape(): number;
+  /** The run hit a known limitation (the property test's `GAPS`; other drivers ignore it). */
+  gap(name: "own-request-overwrites-newer"): void;
+  /** Whether this client shows the message, or a frame on its way brings it. */
+  mayShow(id: string): boolean;
+  /** A scripted reply for a turn about to be queued; without one (or when it returns undefined) the reply is generated from its shape. */
+  replyFor?(turn: { requestId: string; replyId: string; continuation: boolean; messages: readonly M[]; newCallId: () => string }): ScriptedReply | undefined;
+}
 
 export type Sender = { kind: "me"; conn: number } | { kind: "other" };
 
@@ -23,6 +64,8 @@ interface Turn {
   message: M;
   abort: "cancel" | "clear" | null;
   fail: "thrown" | "in-band" | null;
+  /** A scripted failure: set as `fail` once that many chunks went out. */
+  failAt: ScriptedReply["fail"] | null;
   started: boolean;
 }
 
@@ -118,6 +161,9 @@ export class SimAgent {
         const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] };
         return this.request(me, frame.id as string, body.messages ?? [], this.world.nextReplyShape());
       }
+      case CHAT_MESSAGE_TYPES.TOOL_APPROVAL: {
+        return this.toolApproval(me, frame.toolCallId as string, frame.approved === true, frame.autoContinue === true);
+      }
       case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
         this.clearsTaken++;
         return this.clear(me, this.world.coin());
@@ -133,7 +179,7 @@ export class SimAgent {
       case CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK:
         return this.resumeAck(conn, frame.id as string);
       default:
-        throw new WorldError(`the client sent an unknown frame ${String(frame.type)}`);
+        throw new SimulationError(`the client sent an unknown frame ${String(frame.type)}`);
     }
   }
 
@@ -192,20 +238,23 @@ export class SimAgent {
     this.queue.push(this.turn(requestId, sender, false, shape));
   }
 
-  /** A turn waiting to run; its reply's shape picks the word count and a client tool call. */
+  /** A turn waiting to run: its reply is the driver's script, or generated from its shape (the word count and a client tool call). */
   private turn(requestId: string, sender: Sender, continuation: boolean, shape: number): Turn {
     const replyId = this.newId("s");
+    const newCallId = () => this.newId("call");
+    const scripted = this.world.replyFor?.({ requestId, replyId, continuation, messages: clone(this.stored), newCallId });
     return {
       requestId,
       sender,
       continuation,
       replyId,
-      plan: replyPlan(replyId, shape, continuation, () => this.newId("call")),
+      plan: scripted ? scripted.chunks : replyPlan(replyId, shape, continuation, newCallId),
       next: 0,
       bodies: [],
       message: { id: replyId, role: "assistant", parts: [] },
       abort: null,
       fail: null,
+      failAt: scripted?.fail ?? null,
       started: false
     };
   }
@@ -246,13 +295,37 @@ export class SimAgent {
 
   /** A tool result: the call's part gets the output, every client is told, and with autoContinue a continuation turn is queued. */
   toolResult(sender: Sender, toolCallId: string, output: unknown, autoContinue: boolean): void {
+    this.answerCall(sender, toolCallId, ["input-available"], (part) => ({ ...part, state: "output-available", output }) as Part, autoContinue);
+  }
+
+  /**
+   * A tool approval (`toolApprovalUpdate` in `agents/chat`): the call's part
+   * awaiting input or approval becomes `approval-responded` (approved) or
+   * `output-denied`, every client is told, and with autoContinue a
+   * continuation turn is queued, as for a tool result.
+   */
+  toolApproval(sender: Sender, toolCallId: string, approved: boolean, autoContinue: boolean): void {
+    this.answerCall(
+      sender,
+      toolCallId,
+      ["input-available", "approval-requested"],
+      (part) => {
+        const asked = (part as { approval?: { id?: string } }).approval;
+        return { ...part, state: approved ? "approval-responded" : "output-denied", approval: { ...asked, id: asked?.id ?? toolCallId, approved } } as Part;
+      },
+      autoContinue
+    );
+  }
+
+  /** The part of a call in one of `states` (in the streaming reply, else in the stored transcript) is rewritten and sent; with autoContinue a continuation is queued. */
+  private answerCall(sender: Sender, toolCallId: string, states: readonly string[], rewrite: (part: Part) => Part, autoContinue: boolean): void {
     const apply = (message: M): boolean => {
       let changed = false;
       message.parts = message.parts.map((part) => {
         const call = part as { toolCallId?: string; state?: string };
-        if (call.toolCallId !== toolCallId || call.state !== "input-available") return part;
+        if (call.toolCallId !== toolCallId || !states.includes(call.state ?? "")) return part;
         changed = true;
-        return { ...part, state: "output-available", output } as Part;
+        return rewrite(part);
       });
       return changed;
     };
@@ -369,6 +442,7 @@ export class SimAgent {
       this.finish(turn, "aborted");
       return true;
     }
+    if (turn.failAt && turn.next >= turn.failAt.after) turn.fail ??= turn.failAt.how;
     if (turn.fail) {
       this.finish(turn, "error");
       return true;
@@ -401,10 +475,11 @@ export class SimAgent {
     this.outcomes.set(turn.requestId, outcome);
     const continuation = turn.continuation ? { continuation: true } : {};
     const base = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: turn.requestId, ...continuation };
+    const failure = turn.failAt?.message ?? "boom";
     if (outcome === "error" && turn.fail === "thrown") {
-      this.toMe({ ...base, body: "boom", done: true, error: true });
+      this.toMe({ ...base, body: failure, done: true, error: true });
     } else if (outcome === "error") {
-      this.toMe({ ...base, body: "boom", done: false, error: true });
+      this.toMe({ ...base, body: failure, done: false, error: true });
       this.toMe({ ...base, body: "", done: true, outcome: "error" });
     } else {
       this.toMe({ ...base, body: "", done: true, outcome });
@@ -459,6 +534,22 @@ function applyToStored(message: M, chunk: Chunk): void {
     case "tool-input-available": {
       const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
       if (part) Object.assign(part, { state: "input-available", input: chunk.input });
+      else parts.push({ type: `tool-${String(chunk.toolName)}`, toolCallId: chunk.toolCallId, state: "input-available", input: chunk.input });
+      return;
+    }
+    case "tool-approval-request": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "approval-requested", approval: { id: chunk.approvalId } });
+      return;
+    }
+    case "tool-output-available": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "output-available", output: chunk.output });
+      return;
+    }
+    case "tool-output-error": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "output-error", errorText: chunk.errorText });
       return;
     }
     default:

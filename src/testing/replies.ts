@@ -1,0 +1,79 @@
+import type { Chunk, ScriptedReply } from "./sim-agent";
+
+/**
+ * One step of a scripted reply. A reply streams its steps in order, between
+ * a `start` chunk and a `finish` chunk, as `streamText(...).toUIMessageStreamResponse()`
+ * would on the server.
+ */
+export type ReplyStep =
+  /** Text, streamed one word (with its leading space) per chunk. */
+  | { type: "text"; text: string }
+  /** Reasoning, streamed one word per chunk. */
+  | { type: "reasoning"; text: string }
+  /**
+   * A tool call. Without `output` it waits for the client: a client tool
+   * (`onToolCall`, `tools`) or a call for the user to answer with
+   * `addToolOutput`. With `output` the server ran it (a server tool). With
+   * `needsApproval` it asks the user first (`addToolApprovalResponse`); script
+   * the next reply (the continuation) with a `tool-output` step for it.
+   */
+  | { type: "tool-call"; toolName: string; input: unknown; toolCallId?: string; output?: unknown; needsApproval?: boolean }
+  /** The output of an earlier call (in a continuation, after an approval). */
+  | { type: "tool-output"; toolCallId: string; output: unknown }
+  /**
+   * The turn fails here: the chunks before it went out. `inBand` sends the
+   * error as a stream error followed by the end of the turn; otherwise it is
+   * thrown (one error frame that ends the turn).
+   */
+  | { type: "error"; message?: string; inBand?: boolean }
+  /** Any UI message stream chunk, sent as given. */
+  | { type: "chunk"; chunk: Record<string, unknown> };
+
+/** A scripted reply: plain text (streamed word by word), or its steps. */
+export type Reply = string | readonly ReplyStep[];
+
+/** The words of a text with their leading whitespace: the deltas a reply streams. */
+function words(text: string): string[] {
+  return text.match(/\s*\S+\s*$|\s*\S+/g) ?? [text];
+}
+
+/**
+ * The chunks a scripted reply streams. A continuation (the turn after a tool
+ * output or approval) extends the message before it: its `start` carries no
+ * message id.
+ */
+export function replyChunks(reply: Reply, turn: { replyId: string; continuation: boolean; newCallId: () => string }): ScriptedReply {
+  const steps: readonly ReplyStep[] = typeof reply === "string" ? [{ type: "text", text: reply }] : reply;
+  const chunks: Chunk[] = [turn.continuation ? { type: "start" } : { type: "start", messageId: turn.replyId }];
+  let parts = 0;
+  for (const step of steps) {
+    switch (step.type) {
+      case "text":
+      case "reasoning": {
+        const id = `${step.type === "text" ? "t" : "r"}-${turn.replyId}-${++parts}`;
+        chunks.push({ type: `${step.type}-start`, id });
+        for (const delta of words(step.text)) chunks.push({ type: `${step.type}-delta`, id, delta });
+        chunks.push({ type: `${step.type}-end`, id });
+        break;
+      }
+      case "tool-call": {
+        const toolCallId = step.toolCallId ?? turn.newCallId();
+        chunks.push({ type: "tool-input-start", toolCallId, toolName: step.toolName });
+        chunks.push({ type: "tool-input-available", toolCallId, toolName: step.toolName, input: step.input });
+        if (step.needsApproval) chunks.push({ type: "tool-approval-request", approvalId: `approval-${toolCallId}`, toolCallId });
+        else if (step.output !== undefined) chunks.push({ type: "tool-output-available", toolCallId, output: step.output });
+        break;
+      }
+      case "tool-output":
+        chunks.push({ type: "tool-output-available", toolCallId: step.toolCallId, output: step.output });
+        break;
+      case "error":
+        return { chunks, fail: { after: chunks.length, how: step.inBand ? "in-band" : "thrown", message: step.message ?? "The scripted reply failed." } };
+      case "chunk":
+        chunks.push({ ...step.chunk });
+        break;
+    }
+  }
+  chunks.push({ type: "finish" });
+  return { chunks };
+}

@@ -1,0 +1,527 @@
+import type { UIMessage } from "ai";
+import { markRaw } from "vue";
+import type { AgentSocket } from "../core/connection";
+import { type Reply, replyChunks } from "./replies";
+import { type Down, type M, SimAgent, type WorldPort, clone } from "./sim-agent";
+
+/** What a reply function is told about the turn it answers. */
+export interface TestTurn {
+  /** The request's id (for a continuation, an id of the server's). */
+  requestId: string;
+  /** The turn continues the last assistant message after a tool output or approval. */
+  continuation: boolean;
+  /** The transcript the server holds when the turn is queued (the request's messages included). */
+  messages: UIMessage[];
+}
+
+/** Options of {@link createTestAgent}. */
+export interface TestAgentOptions {
+  /** The agent's URL segment (`agents/<agent>/<name>`). Default `"chat-agent"`. */
+  agent?: string;
+  /** The instance name. Default: a fresh `test-<n>` per agent. */
+  name?: string;
+  /** The host in the socket's address (nothing connects to it). Default `"agents.test"`. */
+  host?: string;
+  /** Replies for the coming turns, in order: one per turn (a continuation is a turn). */
+  replies?: Reply[];
+  /** The reply for a turn once `replies` ran out. Default: the text `"OK"`. */
+  reply?: (turn: TestTurn) => Reply;
+  /** The transcript the server holds at the start (what the first read returns). */
+  messages?: UIMessage[];
+  /**
+   * How fast replies stream: milliseconds between two chunks (default `0`:
+   * one chunk per task), or `"manual"`: a chunk goes out only on
+   * {@link TestAgent.advance}. Starting and ending a turn, stops and
+   * failures never wait.
+   */
+  pace?: number | "manual";
+  /** Milliseconds each frame and each transcript read takes on the way. Default `0` (the next task). */
+  latency?: number;
+  /** Open the socket at once (in the next task). Default `true`; otherwise call {@link TestAgent.reconnect}. */
+  connect?: boolean;
+  /**
+   * Answer the chat's transcript reads (`GET <address>/get-messages`) by
+   * wrapping `globalThis.fetch` while the agent lives (other URLs go to the
+   * fetch it wrapped). Default `true`. With `false`, pass
+   * {@link TestAgent.fetch} where your code fetches, or set
+   * `getInitialMessages: agent.getInitialMessages` on the chat.
+   */
+  interceptFetch?: boolean;
+}
+
+/** A frame the client sent, as the agent received it. */
+export type ReceivedFrame = Record<string, unknown> & { type: string };
+
+/** Another client of the same agent (another tab or device): what it makes the server do. */
+export interface OtherTab {
+  /** Sends a user message (with the server's transcript as its list); the next scripted reply answers it. */
+  send(text: string): void;
+  /** Clears the transcript. */
+  clear(): void;
+  /** Stops the running turn. */
+  stop(): void;
+  /** Replaces the stored transcript with this list (written by id, nothing deleted, as `setMessages` does). */
+  setMessages(messages: UIMessage[]): void;
+  /** Answers a tool call waiting for input; `autoContinue` (default `true`) queues a continuation turn. */
+  addToolOutput(options: { toolCallId: string; output: unknown; autoContinue?: boolean }): void;
+  /** Answers a tool call waiting for approval; `autoContinue` (default `true`) queues a continuation turn. */
+  addToolApprovalResponse(options: { toolCallId: string; approved: boolean; autoContinue?: boolean }): void;
+}
+
+/**
+ * An in-memory Cloudflare `AIChatAgent` for tests: pass {@link TestAgent.socket}
+ * as `agent` to `useAgentChat`. It speaks the `cf_agent_*` protocol (the
+ * project's property test proves the chat against the same simulation) and
+ * answers transcript reads; nothing leaves the process.
+ */
+export interface TestAgent {
+  /** The connection to hand the chat: `useAgentChat({ agent: testAgent.socket })`. */
+  readonly socket: AgentSocket;
+  /** The agent's HTTP address (`http://<host>/agents/<agent>/<name>`). */
+  readonly url: string;
+  /** A copy of the transcript the server holds now. */
+  readonly transcript: UIMessage[];
+  /** Every frame the client sent, in order. */
+  readonly received: readonly ReceivedFrame[];
+  /** Every frame delivered to the client, in order. */
+  readonly delivered: readonly ReceivedFrame[];
+  /** How many transcript reads (`/get-messages`) the agent answered. */
+  readonly reads: number;
+  /** Whether the socket is open. */
+  readonly connected: boolean;
+  /** Whether a turn is streaming on the server. */
+  readonly streaming: boolean;
+  /** Another client of the same agent. */
+  readonly otherTab: OtherTab;
+  /** Queues replies after the ones not used yet. */
+  script(...replies: Reply[]): void;
+  /**
+   * With `pace: "manual"`: waits for a turn to stream (a request may still
+   * be on its way), lets its next `chunks` chunks go out (default 1;
+   * `"turn"`: all the rest of it) and resolves once things are still again.
+   */
+  advance(chunks?: number | "turn", timeoutMs?: number): Promise<void>;
+  /** Fails the running turn now (thrown on the server; one error frame ends it). */
+  fail(): void;
+  /** The network drops: the socket closes (code 1006) and frames on their way are lost. Turns keep running on the server. */
+  drop(): void;
+  /** Opens the socket again (a dropped one reconnects; the server offers a running stream to resume). Resolves once it is open. */
+  reconnect(): Promise<void>;
+  /**
+   * Resolves once nothing moves any more: no frame on its way, no read
+   * unanswered, no turn queued or streaming (with `pace: "manual"`, a
+   * streaming turn waiting for {@link advance} counts as still). Rejects
+   * after `timeoutMs` (default 5000) naming what is still pending.
+   */
+  settled(timeoutMs?: number): Promise<void>;
+  /** A `fetch` that answers `GET <url>/get-messages` from the stored transcript (and 404 for anything else). */
+  readonly fetch: typeof fetch;
+  /** A loader for `useAgentChat`'s `getInitialMessages` that reads the stored transcript. */
+  readonly getInitialMessages: () => Promise<UIMessage[]>;
+  /** Stops the agent's timers, closes the socket and unwraps `fetch`. */
+  dispose(): void;
+}
+
+type Listener = (event: MessageEvent) => void;
+
+let agents = 0;
+const intercepting = new Map<string, TestAgentImpl>();
+let wrappedFetch: typeof fetch | null = null;
+
+function interceptFetch(agent: TestAgentImpl): void {
+  intercepting.set(agent.url, agent);
+  if (wrappedFetch) return;
+  const original = globalThis.fetch;
+  wrappedFetch = original;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const owner = intercepting.get(url.replace(/\/get-messages(\?.*)?$/, ""));
+    return owner ? owner.fetch(input, init) : original(input, init);
+  }) as typeof fetch;
+}
+
+function releaseFetch(agent: TestAgentImpl): void {
+  if (intercepting.get(agent.url) === agent) intercepting.delete(agent.url);
+  if (intercepting.size === 0 && wrappedFetch) {
+    globalThis.fetch = wrappedFetch;
+    wrappedFetch = null;
+  }
+}
+
+/** The socket the chat holds: frames go to the simulated server, frames from it come as `message` events. */
+class TestSocket implements AgentSocket {
+  readyState = 0;
+  connectionError: Error | null = null;
+  readonly _pkurl: string;
+  readonly _pk: string;
+  readonly #listeners = new Map<string, Set<Listener>>();
+
+  constructor(
+    private readonly owner: TestAgentImpl,
+    readonly agent: string,
+    readonly name: string,
+    host: string
+  ) {
+    this._pkurl = `ws://${host}/agents/${agent}/${name}`;
+    this._pk = `${agent}-${name}`;
+  }
+
+  send(data: string): boolean {
+    return this.owner.fromClient(data);
+  }
+
+  addEventListener(type: string, listener: Listener, options?: { signal?: AbortSignal }): void {
+    let set = this.#listeners.get(type);
+    if (!set) this.#listeners.set(type, (set = new Set()));
+    set.add(listener);
+    options?.signal?.addEventListener("abort", () => this.removeEventListener(type, listener), { once: true });
+  }
+
+  removeEventListener(type: string, listener: Listener): void {
+    this.#listeners.get(type)?.delete(listener);
+  }
+
+  /** Closing the socket (an app that owns it): closed for good. */
+  close(): void {
+    this.owner.drop();
+  }
+
+  /** PartySocket's reconnect: closes and opens again. */
+  reconnect(): void {
+    this.owner.drop();
+    void this.owner.reconnect();
+  }
+
+  emit(type: string, event: Event): void {
+    for (const listener of Array.from(this.#listeners.get(type) ?? [])) listener(event as MessageEvent);
+  }
+}
+
+class TestAgentImpl implements TestAgent, WorldPort {
+  readonly socket: TestSocket;
+  readonly url: string;
+  readonly received: ReceivedFrame[] = [];
+  readonly delivered: ReceivedFrame[] = [];
+  reads = 0;
+  readonly otherTab: OtherTab;
+  readonly #server: SimAgent;
+  readonly #down: Down[] = [];
+  /** Frames the client sent while the socket was closed: sent once it opens (as PartySocket does). */
+  readonly #buffered: string[] = [];
+  /** Frames and read answers on their way, with when they arrive. */
+  readonly #inFlight = new Set<ReturnType<typeof setTimeout>>();
+  readonly #replies: Reply[];
+  readonly #options: TestAgentOptions;
+  #open = false;
+  #conn = 0;
+  #disposed = false;
+  #pump: ReturnType<typeof setTimeout> | null = null;
+  #chunkDue: ReturnType<typeof setTimeout> | null = null;
+  /** Chunks `advance()` released and not streamed yet, and the turn they belong to. */
+  #released = 0;
+  #releasedFor: unknown = null;
+  #otherIds = 0;
+
+  constructor(options: TestAgentOptions) {
+    this.#options = options;
+    this.#replies = [...(options.replies ?? [])];
+    const agent = options.agent ?? "chat-agent";
+    const name = options.name ?? `test-${++agents}`;
+    const host = options.host ?? "agents.test";
+    this.socket = markRaw(new TestSocket(this, agent, name, host));
+    this.url = `http://${host}/agents/${agent}/${name}`;
+    this.#server = new SimAgent(this, this.#down);
+    if (options.messages) {
+      this.#server.stored = clone(options.messages);
+      for (const message of options.messages) this.#server.everHeld.add(message.id);
+    }
+    this.otherTab = this.#otherTab();
+    if (options.interceptFetch !== false) interceptFetch(this);
+    if (options.connect !== false) this.#later(() => this.#openSocket());
+  }
+
+  // ── The simulated server's port ──
+
+  coin(): boolean {
+    return false;
+  }
+
+  nextReplyShape(): number {
+    return 0;
+  }
+
+  gap(): void {}
+
+  mayShow(): boolean {
+    return false;
+  }
+
+  replyFor(turn: { requestId: string; replyId: string; continuation: boolean; messages: readonly M[]; newCallId: () => string }) {
+    const reply = this.#replies.shift() ?? this.#options.reply?.({ requestId: turn.requestId, continuation: turn.continuation, messages: clone([...turn.messages]) }) ?? "OK";
+    return replyChunks(reply, turn);
+  }
+
+  // ── State ──
+
+  get transcript(): UIMessage[] {
+    return clone(this.#server.stored);
+  }
+
+  get connected(): boolean {
+    return this.#open;
+  }
+
+  get streaming(): boolean {
+    return this.#server.running?.started === true;
+  }
+
+  script(...replies: Reply[]): void {
+    this.#replies.push(...replies);
+  }
+
+  // ── The network ──
+
+  /** A frame from the client: taken by the server after the latency, in order. */
+  fromClient(data: string): boolean {
+    if (!this.#open) {
+      this.#buffered.push(data);
+      return false;
+    }
+    this.#up(data, this.#conn);
+    return true;
+  }
+
+  #up(data: string, conn: number): void {
+    let frame: ReceivedFrame;
+    try {
+      frame = JSON.parse(data) as ReceivedFrame;
+    } catch {
+      console.warn(`[agents-vue/testing] The client sent a frame that is not JSON: ${data.slice(0, 80)}`);
+      return;
+    }
+    this.received.push(frame);
+    this.#later(() => {
+      try {
+        this.#server.receive(conn, frame);
+      } catch (error) {
+        console.warn(`[agents-vue/testing] The test agent cannot take this frame: ${String(error instanceof Error ? error.message : error)}`);
+      }
+      this.#schedule();
+    });
+  }
+
+  /** Runs `run` once the latency passed (in the next task at the least). */
+  #later(run: () => void, ms = this.#options.latency ?? 0): void {
+    if (this.#disposed) return;
+    const timer = setTimeout(() => {
+      this.#inFlight.delete(timer);
+      if (!this.#disposed) run();
+    }, ms);
+    this.#inFlight.add(timer);
+  }
+
+  /** Delivers the frames the server sent, one per task, and moves the turns on. */
+  #schedule(): void {
+    if (this.#pump !== null || this.#disposed) return;
+    this.#pump = setTimeout(() => {
+      this.#pump = null;
+      this.#step();
+    }, 0);
+  }
+
+  #step(): void {
+    const next = this.#down.shift();
+    if (next) {
+      if (next.conn === this.#conn && this.#open) this.#deliver(next.frame);
+      this.#schedule();
+      return;
+    }
+    if (this.#moveTurn()) this.#schedule();
+  }
+
+  #deliver(frame: Record<string, unknown>): void {
+    this.delivered.push(frame as ReceivedFrame);
+    this.socket.emit("message", new MessageEvent("message", { data: JSON.stringify(frame) }));
+  }
+
+  /** Whether the running turn's next step streams a chunk (the step `pace` times). */
+  #chunkNext(): boolean {
+    const turn = this.#server.running;
+    if (!turn?.started || turn.abort || turn.fail) return false;
+    if (turn.failAt && turn.next >= turn.failAt.after) return false;
+    return turn.next < turn.plan.length;
+  }
+
+  /** One step of the turns when it is due: true when it stepped (more may follow at once). */
+  #moveTurn(): boolean {
+    const server = this.#server;
+    if (!server.running && server.queue.length === 0) return false;
+    if (!this.#chunkNext()) return server.step();
+    const pace = this.#options.pace ?? 0;
+    if (pace === "manual") {
+      if (this.#releasedFor !== server.running) this.#released = 0;
+      if (this.#released === 0) return false;
+      this.#released--;
+      return server.step();
+    }
+    if (this.#chunkDue === null) {
+      this.#chunkDue = setTimeout(() => {
+        this.#chunkDue = null;
+        if (this.#disposed) return;
+        if (this.#chunkNext()) server.step();
+        this.#schedule();
+      }, pace);
+    }
+    return false;
+  }
+
+  #openSocket(): void {
+    if (this.#open || this.#disposed) return;
+    this.#open = true;
+    this.#conn++;
+    this.#server.connected(this.#conn);
+    for (const data of this.#buffered.splice(0)) this.#up(data, this.#conn);
+    this.socket.readyState = 1;
+    this.socket.emit("open", new Event("open"));
+    this.#schedule();
+  }
+
+  drop(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#server.disconnected();
+    this.#down.length = 0;
+    this.socket.readyState = 3;
+    const event = new Event("close") as Event & { code: number; reason: string; wasClean: boolean };
+    Object.assign(event, { code: 1006, reason: "", wasClean: false });
+    this.socket.emit("close", event);
+    this.#schedule();
+  }
+
+  reconnect(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#later(() => {
+        this.#openSocket();
+        resolve();
+      });
+    });
+  }
+
+  fail(): void {
+    const turn = this.#server.running;
+    if (turn?.started) turn.fail = "thrown";
+    this.#schedule();
+  }
+
+  async advance(chunks: number | "turn" = 1, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#chunkNext()) {
+      if (Date.now() > deadline) throw new Error(`[agents-vue/testing] advance(): no turn streamed within ${timeoutMs} ms.`);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    this.#releasedFor = this.#server.running;
+    this.#released = chunks === "turn" ? Number.POSITIVE_INFINITY : chunks;
+    this.#schedule();
+    await this.settled(timeoutMs);
+  }
+
+  /** What still moves; empty when the agent is still. */
+  #pending(): string[] {
+    const pending: string[] = [];
+    if (this.#inFlight.size > 0) pending.push(`${this.#inFlight.size} frame(s) or read(s) on their way`);
+    if (this.#down.length > 0) pending.push(`${this.#down.length} frame(s) to deliver`);
+    const server = this.#server;
+    const released = this.#releasedFor === server.running ? this.#released : 0;
+    const waitingForAdvance = this.#options.pace === "manual" && released === 0 && this.#chunkNext();
+    if ((server.running || server.queue.length > 0) && !waitingForAdvance) pending.push("a turn running or queued");
+    return pending;
+  }
+
+  async settled(timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    // Still for a few tasks in a row: what the client does with the last frame (its promise continuations, a frame it sends back) runs first.
+    for (let still = 0; still < 3; ) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const pending = this.#pending();
+      still = pending.length === 0 ? still + 1 : 0;
+      if (still === 0 && Date.now() > deadline) {
+        throw new Error(`[agents-vue/testing] The test agent did not settle in ${timeoutMs} ms: ${pending.join(", ")}.`);
+      }
+    }
+  }
+
+  // ── Transcript reads ──
+
+  readonly fetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+    if (method !== "GET" || url.replace(/\?.*$/, "") !== `${this.url}/get-messages`) {
+      return Promise.resolve(new Response("Not found", { status: 404 }));
+    }
+    return new Promise<Response>((resolve) => {
+      this.#later(() => {
+        this.reads++;
+        resolve(new Response(JSON.stringify(this.#server.stored), { status: 200, headers: { "content-type": "application/json" } }));
+          });
+    });
+  }) as typeof fetch;
+
+  readonly getInitialMessages = async (): Promise<UIMessage[]> => {
+    const response = await this.fetch(`${this.url}/get-messages`);
+    return (await response.json()) as UIMessage[];
+  };
+
+  // ── Another client ──
+
+  #otherTab(): OtherTab {
+    const server = this.#server;
+    const other = { kind: "other" } as const;
+    const then = <A extends unknown[]>(run: (...args: A) => void) => (...args: A) => {
+      run(...args);
+      this.#schedule();
+    };
+    return {
+      send: then((text: string) => {
+        const message: UIMessage = { id: `other-${++this.#otherIds}`, role: "user", parts: [{ type: "text", text }] };
+        server.request(other, `other-request-${this.#otherIds}`, [...clone(server.stored), message], 0);
+      }),
+      clear: then(() => server.clear(other)),
+      stop: then(() => {
+        if (server.running) server.cancel(server.running.requestId);
+      }),
+      setMessages: then((messages: UIMessage[]) => server.replaceStored(other, clone(messages))),
+      addToolOutput: then(({ toolCallId, output, autoContinue = true }: { toolCallId: string; output: unknown; autoContinue?: boolean }) =>
+        server.toolResult(other, toolCallId, output, autoContinue)
+      ),
+      addToolApprovalResponse: then(({ toolCallId, approved, autoContinue = true }: { toolCallId: string; approved: boolean; autoContinue?: boolean }) =>
+        server.toolApproval(other, toolCallId, approved, autoContinue)
+      )
+    };
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.drop();
+    this.#disposed = true;
+    for (const timer of this.#inFlight) clearTimeout(timer);
+    this.#inFlight.clear();
+    if (this.#pump !== null) clearTimeout(this.#pump);
+    if (this.#chunkDue !== null) clearTimeout(this.#chunkDue);
+    releaseFetch(this);
+  }
+}
+
+/**
+ * An in-memory `AIChatAgent` for component tests: no server, no network.
+ *
+ * ```ts
+ * const agent = createTestAgent({ replies: ["Hello there"] });
+ * const chat = useAgentChat({ agent: agent.socket });
+ * await chat.sendMessage({ text: "Hi" });
+ * await agent.settled();
+ * ```
+ */
+export function createTestAgent(options: TestAgentOptions = {}): TestAgent {
+  return new TestAgentImpl(options);
+}
+
