@@ -256,10 +256,11 @@ export class StreamRecords {
     return this.heldTurn !== null || this.recoveringTurn !== null;
   }
 
-  /** A reset forgets what each stream did for the old transcript; reported ends and replay positions stay. */
+  /** A reset forgets what each stream did for the old transcript; reported ends, replay positions and which requests a later one superseded stay. */
   reset(): void {
     for (const [id, record] of this.#records) {
-      this.#records.set(id, { ...(record.ended ? { ended: true } : {}), ...(record.seq !== undefined ? { seq: record.seq } : {}) });
+      const { ended, seq, superseded } = record;
+      this.#records.set(id, { ...(ended ? { ended } : {}), ...(seq !== undefined ? { seq } : {}), ...(superseded ? { superseded } : {}) });
     }
     this.endedReplies.clear();
     this.unnamedReplies.clear();
