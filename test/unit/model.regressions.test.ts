@@ -279,4 +279,11 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
     expect([world.cells.status.value, world.cells.error.value]).toEqual(["ready", undefined]);
   });
+
+  it("Rule (unnamed reply is protected): chunks the AI SDK flushes after a close cut its stream do not protect the reply again", async () => {
+    // Seed 724316226 of `npm run test:model`, run 58,875, shrunk: another tab's clear reset the resumed stream's record, the close
+    // cut it, and the AI SDK's last writes took the reply for an unnamed one and protected it for good.
+    const world = await play("cut, otherSend 0 0, up, reopen, turn, up, deliver 1, turn, up, turn, turn, otherClear, deliver 2, deliver 3, cut, turn", { resume: true, seed: 1 });
+    expect(strictly(world)).toEqual([]);
+  });
 });

@@ -236,7 +236,8 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
  */
 export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply: M): void {
   const requestId = m.io.transport.activeServerTurnId;
-  if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId)) return;
+  // With the socket closed it is the AI SDK flushing chunks the close cut off, not a live reply (a close ends the overlay).
+  if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId) || !m.link.open) return;
   const record = m.streams.at(requestId);
   if (record.replyId !== undefined) return;
   record.replyId = reply.id;
