@@ -108,6 +108,11 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   }
   if (frame.replayComplete) record.replayPending = false;
   if (!terminal(frame)) return;
+  // Rule (rewrite retires): a reply a rewrite of this client's removed, whose request ended only after the rewrite went out,
+  // may be stored after the server took the rewrite's list (another tab stopped it meanwhile): the stored transcript decides.
+  m.intents.settleRewrite(m.messages);
+  const rewrite = m.intents.rewrite;
+  if (rewrite && record.replyId !== undefined && rewrite.retracted.has(record.replyId)) rewrite.heldBack = true;
   if (m.observed.streamId === id) {
     m.observed.end();
     m.io.flags({ serverStreaming: false });
