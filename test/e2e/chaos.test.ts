@@ -40,7 +40,8 @@ const random = (scenario: string): Rng => rng(scenarioSeed(settings.seed, scenar
 async function serverMessages(name: string, origin?: string): Promise<UIMessage[]> {
   const base = origin ? `${origin}/agents/${CHAT_AGENT_PATH}/${encodeURIComponent(name)}` : agentUrl(name);
   // `audit` tells the agent's log this read is the test's, not a client's (see `syncCounts`).
-  const response = await fetch(`${base}/get-messages?audit=1`);
+  // Bounded: a restarted agent that never answers shows as a failed audit with a note, not as a test that hangs until its timeout.
+  const response = await fetch(`${base}/get-messages?audit=1`, { signal: AbortSignal.timeout(15_000) });
   if (!response.ok) throw new Error(`get-messages: HTTP ${response.status}`);
   return (await response.json()) as UIMessage[];
 }
@@ -250,7 +251,9 @@ describe("chaos: server down with a queued send", () => {
       const wire = recordFrames(client);
       const { chat, unmount } = openChat(name, { client: undefined, agent: client, body: { script: { chunks: 100, chunkDelayMs: settings.full ? 25 : 10 } } });
       const notes: string[] = [];
-      await chat.ready;
+      // Bounded (a full run once hung here for 15 minutes next to two property-test runs; not reproduced since).
+      const loaded = await Promise.race([chat.ready.then(() => true), until(() => false, 30_000).then(() => false)]);
+      if (!loaded) notes.push(`the first load did not answer within 30 s (isLoading ${chat.isLoading.value}, connection ${chat.connectionStatus.value})`);
       const story = chat.sendMessage({ text: `story ${trial}` }).catch((error: unknown) => notes.push(`send: ${String(error)}`));
       const cut = r.int(5, 80);
       await until(() => textOf(chat.messages.value[1]).length >= expectedText(cut).length, 15_000, 5);
@@ -267,7 +270,7 @@ describe("chaos: server down with a queued send", () => {
         label: "after the queued send",
         serverReady: (server) => textOf(server.at(-1)) === expectedText(100)
       });
-      if (!reconnected) outcome.stuck = 1;
+      if (!reconnected || !loaded) outcome.stuck = 1;
       const last = chat.messages.value.at(-1);
       if (last?.role !== "assistant" || textOf(last) !== expectedText(100)) {
         outcome.lost++;
