@@ -309,7 +309,8 @@ export class ChatSession<M extends UIMessage> {
     const frame = parseJson(data) as { id?: unknown } | undefined;
     const request = sentRequest(frame);
     if (request) {
-      this.#model.streams.supersede(this.#model.local, request.id);
+      // Rule (a superseded request's failure is not the chat's): a regenerate or an edit replaces the requests still open.
+      if (this.#model.intents.rewrite) this.#model.streams.supersede(this.#model.local, request.id);
       return this.#model.intents.sendWentOut(request.id, request.sentId);
     }
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;

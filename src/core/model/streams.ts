@@ -31,7 +31,7 @@ export interface StreamRecord {
   error?: string;
   /** `onTurnEnd` was reported (never twice, also across resets). */
   ended?: boolean;
-  /** A later request of this client's went out while this one was open (a regenerate or an edit while it streamed). */
+  /** A regenerate or an edit of this client's went out while this request was open, replacing it. */
   superseded?: boolean;
 }
 
@@ -174,10 +174,11 @@ export class StreamRecords {
   }
 
   /**
-   * Rule (a superseded request's failure is not the chat's): a request of this client's went out while
-   * others were open. The AI SDK follows only the newest, but still reports an older one's failure as the
-   * chat's `error` (after a stop of the newer one, or after it completed); so an older one's error frame
-   * reaches its stream as a plain end. `onTurnEnd` still names the error.
+   * Rule (a superseded request's failure is not the chat's): a regenerate's or an edit's request went out
+   * while others of this client's were open; it replaces them. The AI SDK follows only the newest, but still
+   * reports an older one's failure as the chat's `error` (after a stop of the newer one, or after it
+   * completed); so an older one's error frame reaches its stream as a plain end. `onTurnEnd` still names
+   * the error. A plain send replaces nothing: the failure of the request before it still shows.
    */
   supersede(open: Iterable<string>, newest: string): void {
     for (const id of open) if (id !== newest) this.at(id).superseded = true;
