@@ -1,9 +1,9 @@
-import type { ChatStatus, UIMessage } from "ai";
+import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Cell } from "../../src/core/chat-state";
 import type { ConversationStore, PersistedChat } from "../../src/core/persistence";
-import { ChatSession, type SessionCells } from "../../src/core/session";
+import { ChatSession } from "../../src/core/session";
 import { type PersistStore, createChatPersistence, indexedDBPersistence } from "../../src/persist";
+import { sessionCells } from "../support/session-cells";
 import { FakeSocket } from "../support/fake-socket";
 import { defaultSettings } from "../support/model-harness";
 
@@ -134,23 +134,6 @@ describe("createChatPersistence (Node: no Web Locks)", () => {
   });
 });
 
-const cell = <T>(value: T): Cell<T> => ({ value });
-function cells(): SessionCells<UIMessage> & { cached: Cell<boolean> } {
-  return {
-    messages: cell<UIMessage[]>([]),
-    status: cell<ChatStatus>("ready"),
-    error: cell<Error | undefined>(undefined),
-    serverStreaming: cell(false),
-    recovering: cell(false),
-    toolContinuation: cell(false),
-    connectionError: cell<Error | null>(null),
-    connection: cell<"connecting" | "open" | "closed">("connecting"),
-    loading: cell(true),
-    runningToolCalls: cell<ReadonlySet<string>>(new Set()),
-    queued: cell<UIMessage[]>([]),
-    cached: cell(false)
-  };
-}
 
 const sessions: Array<ChatSession<UIMessage>> = [];
 afterEach(() => {
@@ -160,7 +143,7 @@ afterEach(() => {
 /** The shipped session over a scripted socket, with a persistence the test drives by hand. */
 function start(stored: () => UIMessage[]) {
   const socket = new FakeSocket();
-  const out = cells();
+  const out = sessionCells();
   const calls: string[] = [];
   let chat!: PersistedChat<UIMessage>;
   const session = new ChatSession<UIMessage>({

@@ -1,7 +1,7 @@
-import type { ChatStatus, UIMessage } from "ai";
+import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Cell } from "../../src/core/chat-state";
-import { ChatSession, type SessionCells, type SessionSettings } from "../../src/core/session";
+import { ChatSession, type SessionSettings } from "../../src/core/session";
+import { sessionCells } from "../support/session-cells";
 import { FakeSocket, textReply } from "../support/fake-socket";
 import { defaultSettings } from "../support/model-harness";
 
@@ -11,23 +11,6 @@ import { defaultSettings } from "../support/model-harness";
  * socket and a transcript reader the test answers.
  */
 
-const cell = <T>(value: T): Cell<T> => ({ value });
-
-function cells(): SessionCells<UIMessage> {
-  return {
-    messages: cell<UIMessage[]>([]),
-    status: cell<ChatStatus>("ready"),
-    error: cell<Error | undefined>(undefined),
-    serverStreaming: cell(false),
-    recovering: cell(false),
-    toolContinuation: cell(false),
-    connectionError: cell<Error | null>(null),
-    connection: cell<"connecting" | "open" | "closed">("connecting"),
-    loading: cell(true),
-    runningToolCalls: cell<ReadonlySet<string>>(new Set()),
-    queued: cell<UIMessage[]>([])
-  };
-}
 
 const sessions: Array<ChatSession<UIMessage>> = [];
 afterEach(() => {
@@ -36,7 +19,7 @@ afterEach(() => {
 
 function start(stored: () => UIMessage[] = () => [], settings: Partial<SessionSettings<UIMessage>> = {}) {
   const socket = new FakeSocket();
-  const out = cells();
+  const out = sessionCells();
   const session = new ChatSession<UIMessage>({
     socket,
     ownsSocket: false,
