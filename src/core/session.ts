@@ -1,18 +1,18 @@
-import { AbstractChat, type ChatRequestOptions, type ChatStatus, type CreateUIMessage, type UIMessage, createIdGenerator, generateId } from "ai";
+import { AbstractChat, type ChatRequestOptions, type ChatStatus, type UIMessage, generateId } from "ai";
 import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
 import { CutTurns } from "./cut-turns";
 import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
-import { isRunning, launched, requested, settled, stoppedBeforeStart } from "./model/continuation";
-import type { QueuedSend } from "./model/intents";
+import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
-import { onPending, onRecovering, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "./model/resume-rules";
+import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
-import type { ConversationStore } from "./persistence";
+import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
-import { requestBody, toUserMessage } from "./requests";
+import { requestBody } from "./requests";
+import { Resumes, probeIds } from "./resumes";
 import { TranscriptReads } from "./reads";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
@@ -34,8 +34,6 @@ export interface SessionInternals<M extends UIMessage> {
   readonly resuming: boolean;
 }
 
-/** Idle probes use longer ids than the transport's 8-character probes, as upstream does. */
-const probeIds = createIdGenerator({ size: 21 });
 /**
  * One conversation over one socket: the shell around the chat model. It wires the socket, upstream's transport
  * and the AI SDK chat to the rules in `model/`, runs what they decide (frames, reads, callbacks, timers), and
@@ -52,22 +50,17 @@ export class ChatSession<M extends UIMessage> {
   readonly #config: SessionConfig<M>;
   readonly #reads: TranscriptReads<M>;
   #disposed = false;
-  /** The AI SDK resume every caller shares (#1837). */
-  #resumeOperation: Promise<void> | null = null;
-  /** The error a resume started from; put back if it finds nothing (issue 21, 5). */
-  #resumeKeptError: Error | undefined;
+  /** The AI SDK resumes: the reconnect probe, `resumeStream()`, the tool continuation. */
+  readonly #resumes: Resumes<M>;
   /** Requests a socket close cut off, and the error it gave them (rule: a cut is not a failure). */
   readonly #cuts = new CutTurns();
-  #continuationTimer: ReturnType<typeof setTimeout> | null = null;
-  /** Wakes the outbox when a probe's grace ends (PROBE_GRACE_MS). */
-  #graceTimer: ReturnType<typeof setTimeout> | null = null;
   #lastStatus: ChatStatus = "ready";
   #reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
   #openedBeforeChat = false;
   readonly #warnLimited = limitedWarner();
-  /** The conversation's durable copy (`persist`). */
-  #store: ConversationStore<M> | undefined;
+  /** Queued sends, and the conversation's durable copy (`persist`). */
+  readonly #outbox: Outbox<M>;
 
   constructor(config: SessionConfig<M>) {
     this.#config = config;
@@ -97,6 +90,16 @@ export class ChatSession<M extends UIMessage> {
     });
     this.#model = new ChatModel(this.#state, this.#ports(), local, config.chatInit.generateId ?? generateId);
     this.#model.base.hold(config.initialMessages);
+    this.#resumes = new Resumes<M>({
+      model: this.#model,
+      state: this.#state,
+      chat: () => this.chat,
+      cuts: this.#cuts,
+      settings: () => this.#settings,
+      expectContinuation: () => this.#transport.expectToolContinuation(),
+      reconcile: () => this.#scheduleReconcile(),
+      disposed: () => this.#disposed
+    });
     const placement = this.#model.placement;
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
@@ -116,7 +119,7 @@ export class ChatSession<M extends UIMessage> {
     });
     this.tools = new ToolActions<M>(this.#model, {
       chat: this.chat,
-      requestContinuation: () => this.#requestContinuation(),
+      requestContinuation: () => this.#resumes.requestContinuation(),
       resubmit: () => void this.sendMessage(),
       invalidate: (id) => this.#state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
       publishRunning: (running) => (cells.runningToolCalls.value = running),
@@ -126,32 +129,25 @@ export class ChatSession<M extends UIMessage> {
     [cells.runningToolCalls.value, cells.queued.value] = [new Set(), []];
     this.#reads = new TranscriptReads(config, this.#model, this.#state, () => this.#disposed);
     if (cells.cached) cells.cached.value = false;
-    this.#openPersistence();
+    this.#outbox = new Outbox<M>(
+      {
+        config,
+        model: this.#model,
+        state: this.#state,
+        chat: () => this.chat,
+        endProbeHold: () => {
+          this.#resumes.forgetError();
+          this.#transport.cancelPendingResume();
+        },
+        reconcile: () => this.#scheduleReconcile(),
+        disposed: () => this.#disposed
+      },
+      (messages) => {
+        if (!this.#disposed && Array.isArray(messages) && showCached(this.#model, messages)) this.#state.flush();
+      }
+    );
     this.#openedBeforeChat = this.#bridge.isOpen;
     if (this.#openedBeforeChat) this.#onSocketOpen();
-  }
-
-  #openPersistence(): void {
-    const { persist, persistKey } = this.#config;
-    if (!persist || persistKey === undefined) return;
-    try {
-      this.#store = persist.open<M>(persistKey, {
-        showCached: (messages) => {
-          if (!this.#disposed && Array.isArray(messages) && showCached(this.#model, messages)) this.#state.flush();
-        },
-        adopt: (messages) => {
-          if (this.#disposed || !Array.isArray(messages)) return;
-          const queued = this.#model.intents.queued;
-          const ids = new Set(queued.map((entry) => entry.message.id));
-          const adopted = messages.filter((message) => !ids.has(message.id)).map((message) => ({ message, options: undefined, settle() {} }));
-          queued.unshift(...adopted);
-          this.#publishOutbox();
-          this.#scheduleReconcile();
-        }
-      });
-    } catch (error) {
-      console.warn(`[agents-vue] persist: could not open the stored copy of ${this.#config.label}:`, errorText(error));
-    }
   }
 
   /**
@@ -163,7 +159,7 @@ export class ChatSession<M extends UIMessage> {
       model: session.#model,
       transport: session.#transport,
       get resuming() {
-        return session.#resumeOperation !== null;
+        return session.#resumes.running;
       }
     };
   }
@@ -185,7 +181,7 @@ export class ChatSession<M extends UIMessage> {
       settings: () => this.#settings,
       status: () => this.#state.status,
       loading: () => cells.loading.value,
-      resuming: () => this.#resumeOperation !== null,
+      resuming: () => this.#resumes.running,
       send: (frame) => this.#send(frame),
       read: (always, attempt) => this.#reads.reread(always, attempt),
       requestSnapshot: () => this.#send({ type: Wire.snapshotRequest, id: probeIds() }),
@@ -209,14 +205,14 @@ export class ChatSession<M extends UIMessage> {
 
   #onSocketOpen(): void {
     if (this.#disposed) return;
-    this.#store?.opened();
+    this.#outbox.store?.opened();
     const edge = socketOpened(this.#model, Date.now());
     if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
       if (this.#settings.resume) void this.resumeStream().catch(() => {});
       this.#reads.firstOpen(this.#openedBeforeChat);
     } else if (edge) {
-      this.#tryReconnectProbe();
+      this.#resumes.probeAfterReconnect();
       if (edge === "reconnect-and-read") this.#reads.reread(false);
     }
     this.#scheduleReconcile();
@@ -226,10 +222,7 @@ export class ChatSession<M extends UIMessage> {
     if (this.#disposed) return;
     const wasOpen = this.#model.link.open;
     this.#model.link.open = false;
-    const queued = this.#model.intents.queued.length;
-    if (this.#bridge.finalClose && queued > 0) {
-      this.#warnLimited("outbox", `${queued} message(s) wait for ${this.#config.label}, whose connection closed for good; they stay queued until it reconnects.`);
-    }
+    if (this.#bridge.finalClose) this.#outbox.closedForGood(this.#warnLimited);
     if (!wasOpen) return;
     this.#cuts.closed(this.#model.local);
     socketClosed(this.#model);
@@ -314,7 +307,7 @@ export class ChatSession<M extends UIMessage> {
       return this.#model.intents.sendWentOut(request.id, request.sentId);
     }
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
-    this.#resumeKeptError = undefined;
+    this.#resumes.forgetError();
     this.#model.streams.transportAcked(frame.id);
   }
 
@@ -322,58 +315,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
-    if (this.#resumeOperation) return this.#resumeOperation;
-    const error = this.#state.status === "error" ? this.#state.error : undefined;
-    // Rule (a cut is not a failure): a request the close cut off ends as the reconnect finds it, resumed or stored, not as an error.
-    this.#resumeKeptError = this.#cuts.isCut(error) ? undefined : error;
-    const operation: Promise<void> = this.chat.resumeStream(options).finally(() => {
-      if (this.#resumeOperation !== operation || this.#disposed) return;
-      this.#resumeOperation = null;
-      // Rule (a probe that finds nothing keeps the error): as upstream, until it is cleared or a request starts.
-      const kept = this.#resumeKeptError;
-      if (kept && this.#state.status === "ready" && this.#state.error === undefined) {
-        this.#state.error = kept;
-        this.#state.status = "error";
-      }
-      // An open edge that arrived while this ran is retried, not lost.
-      this.#tryReconnectProbe();
-      this.#scheduleReconcile();
-    });
-    this.#resumeOperation = operation;
-    return operation;
-  }
-
-  #tryReconnectProbe(): void {
-    if (!this.#disposed && reconnectProbe(this.#model, probeIds) === "resume") void this.resumeStream().catch(() => {});
-  }
-
-  /** A tool output or approval asks the server to continue the turn (with `autoContinueAfterToolResult`). */
-  #requestContinuation(): void {
-    if (!this.#settings.autoContinueAfterToolResult) return;
-    this.#model.continuation = requested(this.#model.continuation);
-    this.#scheduleContinuationLaunch();
-  }
-
-  /** Rule (continuation probe): once the chat is ready, the AI SDK resume attaches to the continuation. */
-  #scheduleContinuationLaunch(): void {
-    if (this.#model.continuation.kind !== "scheduled" || this.#state.status !== "ready" || this.#continuationTimer) return;
-    const timer = setTimeout(async () => {
-      // A resume may still own the AI SDK's active response.
-      while (this.#resumeOperation) await this.#resumeOperation.catch(() => {});
-      if (this.#continuationTimer === timer) this.#continuationTimer = null;
-      const c = this.#model.continuation;
-      if (this.#disposed || c.kind !== "scheduled" || this.#state.status !== "ready") return;
-      this.#model.continuation = launched(c);
-      this.#model.placement.pinLast();
-      this.#transport.expectToolContinuation();
-      await this.resumeStream()
-        .catch((error: unknown) => console.error("[agents-vue] Tool continuation failed:", error))
-        .finally(() => {
-          this.#model.continuation = settled(this.#model.continuation, c.token);
-          this.#scheduleReconcile();
-        });
-    }, 0);
-    this.#continuationTimer = timer;
+    return this.#resumes.resume(options);
   }
 
   // ─── Requests ─────────────────────────────────────────────────────
@@ -392,52 +334,10 @@ export class ChatSession<M extends UIMessage> {
   sendMessage(message?: SendInput<M>, options?: ChatRequestOptions): Promise<void> {
     const editedId = (message as { messageId?: unknown } | undefined)?.messageId;
     if (editedId != null) return this.#rewrite(() => this.chat.sendMessage(message, options), String(editedId));
-    if (message !== undefined && this.#model.mustQueue()) return this.#enqueue(message, options);
+    if (message !== undefined && this.#model.mustQueue()) return this.#outbox.enqueue(message, options);
     const request = this.chat.sendMessage(message, options);
     if (message !== undefined && this.#state.status === "streaming") this.#model.placement.protectStreamingTail();
     return request;
-  }
-
-  async #enqueue(input: NonNullable<SendInput<M>>, options: ChatRequestOptions | undefined): Promise<void> {
-    const message = await toUserMessage<M>(input, this.#config.chatInit.generateId);
-    if (this.#disposed) return;
-    return new Promise<void>((settle) => {
-      this.#model.intents.queued.push({ message, options, settle });
-      this.#store?.queued(message);
-      this.#publishOutbox();
-      this.#scheduleReconcile();
-    });
-  }
-
-  #publishOutbox(): void {
-    const queued = this.#model.intents.queued.map((entry) => entry.message);
-    this.#config.cells.queued.value = queued;
-    this.#state.setTail(queued);
-  }
-
-  #flushOutbox(): void {
-    if (this.#model.probeHoldsQueue()) {
-      const left = this.#model.probeGraceLeft(Date.now());
-      if (left > 0) return void (this.#graceTimer ??= setTimeout(() => ((this.#graceTimer = null), this.#scheduleReconcile()), left));
-      this.#resumeKeptError = undefined;
-      return void this.#transport.cancelPendingResume();
-    }
-    const intents = this.#model.intents;
-    for (const entry of this.#model.takeDelivered()) {
-      entry.settle();
-      this.#store?.done(entry.message.id);
-      this.#publishOutbox();
-    }
-    const entry = this.#model.nextQueued();
-    if (!entry) return;
-    intents.sending = true;
-    this.#publishOutbox();
-    void this.chat.sendMessage(entry.message as unknown as CreateUIMessage<M>, entry.options).finally(() => {
-      intents.sending = false;
-      entry.settle();
-      this.#store?.done(entry.message.id);
-      this.#scheduleReconcile();
-    });
   }
 
   /** Runs a regenerate or an edit, holding back what it removes from stale broadcasts until it settles. */
@@ -455,7 +355,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the error and returns to `ready`; a resume still running no longer puts the error back. */
   clearError(): void {
-    this.#resumeKeptError = undefined;
+    this.#resumes.forgetError();
     this.chat.clearError();
   }
 
@@ -503,13 +403,9 @@ export class ChatSession<M extends UIMessage> {
   }
 
   /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
-  #settleDropped(dropped: Array<QueuedSend<M>>): void {
+  #settleDropped(dropped: Parameters<Outbox<M>["dropped"]>[0]): void {
     this.#config.cells.runningToolCalls.value = new Set();
-    for (const entry of dropped) {
-      entry.settle();
-      this.#store?.done(entry.message.id);
-    }
-    if (dropped.length > 0) this.#publishOutbox();
+    this.#outbox.dropped(dropped);
   }
 
   // ─── Reconcile (what React runs as effects) ───────────────────────
@@ -535,19 +431,19 @@ export class ChatSession<M extends UIMessage> {
       for (const event of events) callUser("onTurnEnd", () => this.#settings.onTurnEnd?.(event));
     }
     if (status === "error" && m.continuation.kind === "scheduled") m.continuation = { kind: "idle" };
-    else this.#scheduleContinuationLaunch();
-    this.#tryReconnectProbe();
+    else this.#resumes.launchContinuation();
+    this.#resumes.probeAfterReconnect();
     if (settledChat) {
       if (!m.observed.active) removeEmptyReplies(m);
       if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
-      this.#flushOutbox();
+      this.#outbox.flush();
     }
     collapseReplays(m);
     // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
     // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
     const cut = status === "error" && this.#cuts.isCut(this.#state.error);
-    if (cut && !this.#settings.resume && m.link.open && !this.#resumeOperation) {
+    if (cut && !this.#settings.resume && m.link.open && !this.#resumes.running) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
         this.#cuts.forget();
         this.chat.clearError();
@@ -555,9 +451,9 @@ export class ChatSession<M extends UIMessage> {
     }
     if (settledChat) {
       m.tools.prune(this.#state.messages);
-      if (!this.#resumeOperation && m.continuation.kind !== "scheduled") m.placement.pin = null;
+      if (!this.#resumes.running && m.continuation.kind !== "scheduled") m.placement.pin = null;
       // What the server's transcript says, once it is in and no reply streams: the copy the next page starts from.
-      if (!m.cached && !this.#config.cells.loading.value && !this.#config.cells.serverStreaming.value) this.#store?.transcript([...this.#state.messages]);
+      if (!m.cached && !this.#config.cells.loading.value && !this.#config.cells.serverStreaming.value) this.#outbox.store?.transcript([...this.#state.messages]);
     }
   }
 
@@ -581,22 +477,17 @@ export class ChatSession<M extends UIMessage> {
       if (own) this.#transport.cancelActiveServerTurn();
       else this.#transport.abortActiveToolContinuation();
     }
-    const queued = this.#model.intents.queued.splice(0);
-    // With `persist` they stay stored: the next page of this conversation, or another tab, sends them.
-    this.#store?.close();
-    if (queued.length > 0 && !this.#store) {
-      console.warn(`[agents-vue] ${queued.length} queued message(s) for ${this.#config.label} were not sent: the chat closed before the connection came back.`);
-    }
+    // With `persist` queued sends stay stored: the next page of this conversation, or another tab, sends them.
+    const unsent = this.#outbox.dispose();
     this.#disposed = true;
     this.#transport.setCancelOnClientAbort(cancelOnClientAbort);
     void this.chat.stop().catch(() => {});
     this.#transport.resetResumeState();
-    this.#resumeOperation = null;
-    for (const timer of [this.#continuationTimer, this.#graceTimer]) clearTimeout(timer ?? undefined);
+    this.#resumes.dispose();
     this.#reads.dispose();
     this.#state.dispose();
     this.#bridge.dispose();
-    for (const entry of queued) entry.settle();
+    for (const entry of unsent) entry.settle();
     if (this.#config.ownsSocket) this.#config.socket.close?.();
   }
 }
