@@ -101,6 +101,22 @@ async function startConversation(chat: Chat, db: string, text: string) {
 }
 
 // First in the file: no session of another test holds or waits for a lock yet.
+/** Two tabs of one conversation (one exchange done), then the agent goes down and tab A queues `text` (stored). */
+async function twoTabsQueueWhileDown(label: string, text: string) {
+  const name = uniqueName(label);
+  const db = uniqueName("db");
+  const a = openTab(name, db);
+  await startConversation(a.chat, db, "hello");
+  const b = openTab(name, db);
+  await vi.waitFor(() => expect(texts(b.chat.messages.value)).toEqual(["hello", expectedText(5)]));
+
+  await down();
+  await whenDown(a.chat);
+  void a.chat.sendMessage({ text });
+  await vi.waitFor(async () => expect(await records(db, "q")).toHaveLength(1));
+  return { name, db, a, b, queuedId: a.chat.queuedMessages.value[0]!.id };
+}
+
 describe("without persist (issue 32)", () => {
   it("nothing is written: no database, no Web Lock, no storage key", async () => {
     const before = await databases();
@@ -167,18 +183,7 @@ describe("persist: sends that outlive the tab (issue 32)", () => {
   }, 120_000);
 
   it("two tabs open at the reload: one of them delivers the queued send, once", async () => {
-    const name = uniqueName("persist-two-tabs");
-    const db = uniqueName("db");
-    const a = openTab(name, db);
-    await startConversation(a.chat, db, "hello");
-    const b = openTab(name, db);
-    await vi.waitFor(() => expect(texts(b.chat.messages.value)).toEqual(["hello", expectedText(5)]));
-
-    await down();
-    await whenDown(a.chat);
-    void a.chat.sendMessage({ text: "queued in tab A" });
-    await vi.waitFor(async () => expect(await records(db, "q")).toHaveLength(1));
-    const queuedId = a.chat.queuedMessages.value[0]!.id;
+    const { name, db, a, b, queuedId } = await twoTabsQueueWhileDown("persist-two-tabs", "queued in tab A");
     // Both tabs reload.
     a.close();
     b.close();
@@ -201,17 +206,7 @@ describe("persist: sends that outlive the tab (issue 32)", () => {
   }, 120_000);
 
   it("the tab that queued it is never opened again: another open tab of the conversation delivers it, once", async () => {
-    const name = uniqueName("persist-orphan");
-    const db = uniqueName("db");
-    const a = openTab(name, db);
-    await startConversation(a.chat, db, "hello");
-    const b = openTab(name, db);
-    await vi.waitFor(() => expect(texts(b.chat.messages.value)).toEqual(["hello", expectedText(5)]));
-
-    await down();
-    await whenDown(a.chat);
-    void a.chat.sendMessage({ text: "left behind" });
-    await vi.waitFor(async () => expect(await records(db, "q")).toHaveLength(1));
+    const { name, db, a, b } = await twoTabsQueueWhileDown("persist-orphan", "left behind");
     // Tab B does not take a send whose tab is alive.
     expect(b.chat.queuedMessages.value).toEqual([]);
     a.close();
