@@ -11,7 +11,6 @@ import { defaultSettings } from "../support/model-harness";
  * socket and a transcript reader the test answers.
  */
 
-
 const sessions: Array<ChatSession<UIMessage>> = [];
 afterEach(() => {
   for (const session of sessions.splice(0)) session.dispose();
@@ -42,19 +41,29 @@ const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_req
 const text = (message: UIMessage | undefined) =>
   (message?.parts ?? []).map((part) => (part.type === "text" ? part.text : "")).join("");
 
+/** Opens the socket and answers the first probe: nothing runs. Resolves once the first transcript is in. */
+async function openIdle(socket: FakeSocket, session: ChatSession<UIMessage>) {
+  socket.open();
+  await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+  socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
+  await session.ready;
+}
+
+/** Sends "q" as the first request; resolves with its promise and its request id. */
+async function sendFirst(socket: FakeSocket, session: ChatSession<UIMessage>) {
+  const sent = session.sendMessage({ text: "q" });
+  await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+  return { sent, id: String(socket.sentOf("cf_agent_use_chat_request")[0]!.id) };
+}
+
 describe("the shipped session at its I/O boundary", () => {
   it("a reply the socket cut, which the server finished while this client reconnected, ends ready, not 'WebSocket closed mid-stream' (issue 28)", async () => {
     const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "q" }] };
     const answer: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "text", text: "one two three" }] };
     let stored: UIMessage[] = [];
     const { socket, out, session } = start(() => stored);
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
-    await session.ready;
-    const sent = session.sendMessage({ text: "q" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    await openIdle(socket, session);
+    const { sent, id } = await sendFirst(socket, session);
     const chunks = textReply("a1", ["one ", "two ", "three"]);
     chunks.slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
     await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
@@ -78,13 +87,8 @@ describe("the shipped session at its I/O boundary", () => {
     const question: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "q" }] };
     let stored: UIMessage[] = [];
     const { socket, out, session } = start(() => stored);
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
-    await session.ready;
-    const sent = session.sendMessage({ text: "q" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    await openIdle(socket, session);
+    const { sent, id } = await sendFirst(socket, session);
     textReply("a1", ["one ", "two ", "three"]).slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
     await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
     socket.drop();
@@ -107,10 +111,7 @@ describe("the shipped session at its I/O boundary", () => {
     // The frames a restarted `AIChatAgent` sent in a failing chaos trial: the cut request offered on connect, then its recovery
     // under a new id offered to the probe, whose first live chunk came before its replay.
     const { socket, out, session } = start();
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
-    await session.ready;
+    await openIdle(socket, session);
     void session.sendMessage({ text: "q" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
     const cut = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
@@ -139,10 +140,7 @@ describe("the shipped session at its I/O boundary", () => {
   it("a turn the server failed, then a reconnect whose probe finds nothing: the server's error stays until cleared (issue 21, 5)", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const { socket, out, session } = start();
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[0]!.probeId });
-    await session.ready;
+    await openIdle(socket, session);
     void session.sendMessage({ text: "q" });
     await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
     const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
@@ -166,9 +164,7 @@ describe("the shipped session at its I/O boundary", () => {
     const { socket, out, session } = start(() => stored, { resume: false });
     socket.open();
     await session.ready;
-    const sent = session.sendMessage({ text: "q" });
-    await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
-    const id = String(socket.sentOf("cf_agent_use_chat_request")[0]!.id);
+    const { sent, id } = await sendFirst(socket, session);
     textReply("a1", ["one ", "two ", "three"]).slice(0, 4).forEach((chunk, seq) => socket.chunk(id, chunk, { seq }));
     await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("one two "));
     socket.drop();
