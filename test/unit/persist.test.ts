@@ -3,9 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationStore, PersistedChat } from "../../src/core/persistence";
 import { ChatSession } from "../../src/core/session";
 import { type PersistStore, createChatPersistence, indexedDBPersistence } from "../../src/persist";
-import { sessionCells } from "../support/session-cells";
-import { FakeSocket } from "../support/fake-socket";
-import { defaultSettings } from "../support/model-harness";
+import { nodeSession } from "../support/session-cells";
+import type { FakeSocket } from "../support/fake-socket";
 
 /** A store in memory that copies values as IndexedDB's structured clone does. */
 function memoryStore(): PersistStore & { data: Map<string, unknown> } {
@@ -142,23 +141,9 @@ afterEach(() => {
 
 /** The shipped session over a scripted socket, with a persistence the test drives by hand. */
 function start(stored: () => UIMessage[]) {
-  const socket = new FakeSocket();
-  const out = sessionCells();
   const calls: string[] = [];
   let chat!: PersistedChat<UIMessage>;
-  const session = new ChatSession<UIMessage>({
-    socket,
-    ownsSocket: false,
-    chatId: "fake-agent/room",
-    label: "fake-agent/room",
-    cells: out,
-    settings: () => defaultSettings(),
-    chatInit: {},
-    throttleMs: 0,
-    initialMessages: [],
-    loadOnOpen: async () => stored(),
-    readStored: async () => stored(),
-    partyKey: () => socket._pk,
+  const { socket, out, session } = nodeSession(stored, {}, {
     persistKey: "room",
     persist: {
       open: <M extends UIMessage>(key: string, given: PersistedChat<M>) => {

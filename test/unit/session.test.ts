@@ -1,9 +1,8 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatSession, type SessionSettings } from "../../src/core/session";
-import { sessionCells } from "../support/session-cells";
-import { FakeSocket, textReply } from "../support/fake-socket";
-import { defaultSettings } from "../support/model-harness";
+import { nodeSession } from "../support/session-cells";
+import { type FakeSocket, textReply } from "../support/fake-socket";
 
 /**
  * The session that ships, in Node, at its I/O boundary: the real `AbstractChat`,
@@ -17,24 +16,9 @@ afterEach(() => {
 });
 
 function start(stored: () => UIMessage[] = () => [], settings: Partial<SessionSettings<UIMessage>> = {}) {
-  const socket = new FakeSocket();
-  const out = sessionCells();
-  const session = new ChatSession<UIMessage>({
-    socket,
-    ownsSocket: false,
-    chatId: "fake-agent/room",
-    label: "fake-agent/room",
-    cells: out,
-    settings: () => defaultSettings(settings),
-    chatInit: {},
-    throttleMs: 0,
-    initialMessages: [],
-    loadOnOpen: async () => stored(),
-    readStored: async () => stored(),
-    partyKey: () => socket._pk
-  });
-  sessions.push(session);
-  return { socket, out, session };
+  const started = nodeSession(stored, settings);
+  sessions.push(started.session);
+  return started;
 }
 
 const probes = (socket: FakeSocket) => socket.sentOf("cf_agent_stream_resume_request");
