@@ -35,6 +35,17 @@ describe("agents-vue/testing with useAgent in Node", () => {
     });
   });
 
+  it("reaches a component that opens its socket with the global WebSocket (the README's way: vi.stubGlobal)", async () => {
+    vi.stubGlobal("window", globalThis);
+    const agent = counterAgent();
+    vi.stubGlobal("WebSocket", agent.WebSocket);
+    const { root, unmount } = mountInNode(CounterPanel);
+    cleanups.push(unmount, () => agent.dispose());
+    await agent.settled();
+    expect(findAll(root, "data-testid", "identity").map(textOf)).toEqual(["counter-agent/room-1"]);
+    expect(findAll(root, "data-testid", "count").map(textOf)).toEqual(["1"]);
+  });
+
   it("answers a readonly agent's refusal with onStateUpdateError, and sends no state when it has none", async () => {
     vi.stubGlobal("window", globalThis);
     const agent = createTestAgent<{ mode: string } | undefined>({ readonly: true });
