@@ -75,7 +75,9 @@ export interface TestAgent<State = unknown> {
    * address works: the identity names the agent and instance of the URL, and
    * that address answers transcript reads too, so `useAgentChat({ agent })`
    * on the same `useAgent` chats with this agent. A new socket takes over the
-   * connection (the agent has one client at a time).
+   * connection (the agent has one client at a time). After {@link TestAgent.drop}
+   * the client reconnects on its own, after PartySocket's delay (set
+   * `minReconnectionDelay` on `useAgent` to shorten it).
    */
   readonly WebSocket: typeof WebSocket;
   /** The agent's state now (from `state`, the client's `setState`, or {@link TestAgent.setState}). */

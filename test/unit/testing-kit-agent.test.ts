@@ -64,4 +64,23 @@ describe("agents-vue/testing with useAgent in Node", () => {
     expect(errors).toEqual(["Connection is readonly"]);
     expect(agent.state).toBeUndefined();
   });
+
+  it("drop(): useAgent's socket reconnects on its own, and the agent sends its identity and current state again", async () => {
+    vi.stubGlobal("window", globalThis);
+    const agent = createTestAgent({ state: { count: 1 } });
+    const scope = effectScope();
+    const client = scope.run(() =>
+      useAgent<{ count: number }>({ agent: "CounterAgent", host: "counter.test", WebSocket: agent.WebSocket, minReconnectionDelay: 10, maxReconnectionDelay: 10 })
+    )!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    expect(client.status.value).toBe("open");
+    agent.drop();
+    expect(client.status.value).toBe("connecting");
+    agent.setState({ count: 7 }); // changed while the client is away
+    await vi.waitFor(() => expect(client.status.value).toBe("open"));
+    await agent.settled();
+    expect(client.state.value).toEqual({ count: 7 });
+    expect(agent.delivered.filter((frame) => frame.type === "cf_agent_identity")).toHaveLength(2);
+  });
 });
