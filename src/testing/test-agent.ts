@@ -1,8 +1,11 @@
 import type { UIMessage } from "ai";
 import { markRaw } from "vue";
 import type { AgentSocket } from "../core/connection";
+import { AgentProtocol, type TestAgentProtocolOptions, type TestHandler, identityOf } from "./agent-protocol";
+import { type OtherTab, otherTab } from "./other-tab";
 import { type Reply, replyChunks } from "./replies";
 import { type Down, type M, SimAgent, type WorldPort, clone } from "./sim-agent";
+import { TestSocket, httpAddress, interceptFetch, releaseFetch, testWebSocket } from "./test-socket";
 
 /** What a reply function is told about the turn it answers. */
 export interface TestTurn {
@@ -14,8 +17,12 @@ export interface TestTurn {
   messages: UIMessage[];
 }
 
-/** Options of {@link createTestAgent}. */
-export interface TestAgentOptions {
+/**
+ * Options of {@link createTestAgent}: the chat's replies and pace, and the
+ * `Agent`'s `state` and `@callable` `methods` (for `useAgent`).
+ */
+export interface TestAgentOptions<State = unknown, Methods extends Record<string, TestHandler> = Record<string, TestHandler>>
+  extends TestAgentProtocolOptions<State, Methods> {
   /** The agent's URL segment (`agents/<agent>/<name>`). Default `"chat-agent"`. */
   agent?: string;
   /** The instance name. Default: a fresh `test-<n>` per agent. */
@@ -52,31 +59,31 @@ export interface TestAgentOptions {
 /** A frame the client sent, as the agent received it. */
 export type ReceivedFrame = Record<string, unknown> & { type: string };
 
-/** Another client of the same agent (another tab or device): what it makes the server do. */
-export interface OtherTab {
-  /** Sends a user message (with the server's transcript as its list); the next scripted reply answers it. */
-  send(text: string): void;
-  /** Clears the transcript. */
-  clear(): void;
-  /** Stops the running turn. */
-  stop(): void;
-  /** Replaces the stored transcript with this list (written by id, nothing deleted, as `setMessages` does). */
-  setMessages(messages: UIMessage[]): void;
-  /** Answers a tool call waiting for input; `autoContinue` (default `true`) queues a continuation turn. */
-  addToolOutput(options: { toolCallId: string; output: unknown; autoContinue?: boolean }): void;
-  /** Answers a tool call waiting for approval; `autoContinue` (default `true`) queues a continuation turn. */
-  addToolApprovalResponse(options: { toolCallId: string; approved: boolean; autoContinue?: boolean }): void;
-}
-
 /**
  * An in-memory Cloudflare `AIChatAgent` for tests: pass {@link TestAgent.socket}
- * as `agent` to `useAgentChat`. It speaks the `cf_agent_*` protocol (the
- * project's property test proves the chat against the same simulation) and
- * answers transcript reads; nothing leaves the process.
+ * as `agent` to `useAgentChat`, or {@link TestAgent.WebSocket} as `WebSocket`
+ * to `useAgent`. It speaks the `cf_agent_*` protocol (the project's property
+ * test proves the chat against the same simulation) and answers transcript
+ * reads; nothing leaves the process. One client at a time.
  */
-export interface TestAgent {
+export interface TestAgent<State = unknown> {
   /** The connection to hand the chat: `useAgentChat({ agent: testAgent.socket })`. */
   readonly socket: AgentSocket;
+  /**
+   * A `WebSocket` constructor whose sockets reach this agent, for
+   * `useAgent({ agent: "MyAgent", WebSocket: testAgent.WebSocket })`. Any
+   * address works: the identity names the agent and instance of the URL, and
+   * that address answers transcript reads too, so `useAgentChat({ agent })`
+   * on the same `useAgent` chats with this agent. A new socket takes over the
+   * connection (the agent has one client at a time). After {@link TestAgent.drop}
+   * the client reconnects on its own, after PartySocket's delay (set
+   * `minReconnectionDelay` on `useAgent` to shorten it).
+   */
+  readonly WebSocket: typeof WebSocket;
+  /** The agent's state now (from `state`, the client's `setState`, or {@link TestAgent.setState}). */
+  readonly state: State;
+  /** Sets the agent's state on the server and broadcasts it to the client (`cf_agent_state`). */
+  setState(state: State): void;
   /** The agent's HTTP address (`http://<host>/agents/<agent>/<name>`). */
   readonly url: string;
   /** A copy of the transcript the server holds now. */
@@ -122,96 +129,30 @@ export interface TestAgent {
   dispose(): void;
 }
 
-type Listener = (event: MessageEvent) => void;
-
 let agents = 0;
-const intercepting = new Map<string, TestAgentImpl>();
-let wrappedFetch: typeof fetch | null = null;
 
-function interceptFetch(agent: TestAgentImpl): void {
-  intercepting.set(agent.url, agent);
-  if (wrappedFetch) return;
-  const original = globalThis.fetch;
-  wrappedFetch = original;
-  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const owner = intercepting.get(url.replace(/\/get-messages(\?.*)?$/, ""));
-    return owner ? owner.fetch(input, init) : original(input, init);
-  }) as typeof fetch;
-}
-
-function releaseFetch(agent: TestAgentImpl): void {
-  if (intercepting.get(agent.url) === agent) intercepting.delete(agent.url);
-  if (intercepting.size === 0 && wrappedFetch) {
-    globalThis.fetch = wrappedFetch;
-    wrappedFetch = null;
-  }
-}
-
-/** The socket the chat holds: frames go to the simulated server, frames from it come as `message` events. */
-class TestSocket implements AgentSocket {
-  readyState = 0;
-  connectionError: Error | null = null;
-  readonly _pkurl: string;
-  readonly _pk: string;
-  readonly #listeners = new Map<string, Set<Listener>>();
-
-  constructor(
-    private readonly owner: TestAgentImpl,
-    readonly agent: string,
-    readonly name: string,
-    host: string
-  ) {
-    this._pkurl = `ws://${host}/agents/${agent}/${name}`;
-    this._pk = `${agent}-${name}`;
-  }
-
-  send(data: string): boolean {
-    return this.owner.fromClient(data);
-  }
-
-  addEventListener(type: string, listener: Listener, options?: { signal?: AbortSignal }): void {
-    let set = this.#listeners.get(type);
-    if (!set) this.#listeners.set(type, (set = new Set()));
-    set.add(listener);
-    options?.signal?.addEventListener("abort", () => this.removeEventListener(type, listener), { once: true });
-  }
-
-  removeEventListener(type: string, listener: Listener): void {
-    this.#listeners.get(type)?.delete(listener);
-  }
-
-  /** Closing the socket (an app that owns it): closed for good. */
-  close(): void {
-    this.owner.drop();
-  }
-
-  /** PartySocket's reconnect: closes and opens again. */
-  reconnect(): void {
-    this.owner.drop();
-    void this.owner.reconnect();
-  }
-
-  emit(type: string, event: Event): void {
-    for (const listener of Array.from(this.#listeners.get(type) ?? [])) listener(event as MessageEvent);
-  }
-}
-
-class TestAgentImpl implements TestAgent, WorldPort {
+class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
   readonly socket: TestSocket;
+  readonly WebSocket: typeof WebSocket;
   readonly url: string;
   readonly received: ReceivedFrame[] = [];
   readonly delivered: ReceivedFrame[] = [];
   reads = 0;
   readonly otherTab: OtherTab;
   readonly #server: SimAgent;
+  readonly #agent: AgentProtocol<State>;
+  /** The WebSocket that holds the connection (when `useAgent` opened it), and the agent and instance its URL names. */
+  #face: object | null = null;
+  #identity: { agent: string; name: string };
   readonly #down: Down[] = [];
   /** Frames the client sent while the socket was closed: sent once it opens (as PartySocket does). */
   readonly #buffered: string[] = [];
   /** Frames and read answers on their way, with when they arrive. */
   readonly #inFlight = new Set<ReturnType<typeof setTimeout>>();
+  /** The HTTP addresses whose transcript reads this agent answers. */
+  readonly #addresses = new Set<string>();
   readonly #replies: Reply[];
-  readonly #options: TestAgentOptions;
+  readonly #options: TestAgentOptions<State>;
   #open = false;
   #conn = 0;
   #disposed = false;
@@ -220,9 +161,8 @@ class TestAgentImpl implements TestAgent, WorldPort {
   /** Chunks `advance()` released and not streamed yet, and the turn they belong to. */
   #released = 0;
   #releasedFor: unknown = null;
-  #otherIds = 0;
 
-  constructor(options: TestAgentOptions) {
+  constructor(options: TestAgentOptions<State>) {
     this.#options = options;
     this.#replies = [...(options.replies ?? [])];
     const agent = options.agent ?? "chat-agent";
@@ -231,12 +171,16 @@ class TestAgentImpl implements TestAgent, WorldPort {
     this.socket = markRaw(new TestSocket(this, agent, name, host));
     this.url = `http://${host}/agents/${agent}/${name}`;
     this.#server = new SimAgent(this, this.#down);
+    this.#identity = { agent, name };
+    this.#agent = new AgentProtocol(options, { send: (conn, frame) => this.#toClient(conn, frame) });
+    this.WebSocket = testWebSocket({ socket: this.socket, attach: (face, at) => this.#attach(face, at), detach: (face) => this.#face === face && this.drop() });
     if (options.messages) {
       this.#server.stored = clone(options.messages);
       for (const message of options.messages) this.#server.everHeld.add(message.id);
     }
-    this.otherTab = this.#otherTab();
-    if (options.interceptFetch !== false) interceptFetch(this);
+    this.otherTab = otherTab(this.#server, () => this.#schedule());
+    this.#addresses.add(this.url);
+    if (options.interceptFetch !== false) interceptFetch(this, this.url);
     if (options.connect !== false) this.#later(() => this.#openSocket());
   }
 
@@ -275,6 +219,14 @@ class TestAgentImpl implements TestAgent, WorldPort {
     return this.#server.running?.started === true;
   }
 
+  get state(): State {
+    return this.#agent.state;
+  }
+
+  setState(state: State): void {
+    this.#agent.setState(state);
+  }
+
   script(...replies: Reply[]): void {
     this.#replies.push(...replies);
   }
@@ -302,7 +254,7 @@ class TestAgentImpl implements TestAgent, WorldPort {
     this.received.push(frame);
     this.#later(() => {
       try {
-        this.#server.receive(conn, frame);
+        if (!this.#agent.receive(conn, frame)) this.#server.receive(conn, frame);
       } catch (error) {
         console.warn(`[agents-vue/testing] The test agent cannot take this frame: ${String(error instanceof Error ? error.message : error)}`);
       }
@@ -375,10 +327,29 @@ class TestAgentImpl implements TestAgent, WorldPort {
     return false;
   }
 
+  /** A frame of the `Agent` protocol to connection `conn`, in order with the chat's. */
+  #toClient(conn: number, frame: Record<string, unknown>): void {
+    const server = this.#server;
+    this.#down.push({ conn, frame: clone(frame), replacesTaken: server.replacesTaken, clearsTaken: server.clearsTaken, whole: false });
+    this.#schedule();
+  }
+
+  /** A WebSocket of {@link WebSocket} takes over the connection: the one open before closes, and it opens at its address. */
+  #attach(face: object, url: string): void {
+    this.drop();
+    this.#face = face;
+    this.#identity = identityOf(url) ?? this.#identity;
+    this.#addresses.add(httpAddress(url));
+    if (this.#options.interceptFetch !== false) interceptFetch(this, httpAddress(url));
+    void this.reconnect();
+  }
+
   #openSocket(): void {
     if (this.#open || this.#disposed) return;
     this.#open = true;
     this.#conn++;
+    // The Agent's connect frames go to useAgent's sockets; a chat handed `socket` gets the chat's frames only (as it always did).
+    if (this.#face) this.#agent.connected(this.#conn, this.#identity);
     this.#server.connected(this.#conn);
     for (const data of this.#buffered.splice(0)) this.#up(data, this.#conn);
     this.socket.readyState = 1;
@@ -390,6 +361,7 @@ class TestAgentImpl implements TestAgent, WorldPort {
     if (!this.#open) return;
     this.#open = false;
     this.#server.disconnected();
+    this.#agent.disconnected();
     this.#down.length = 0;
     this.socket.readyState = 3;
     const event = new Event("close") as Event & { code: number; reason: string; wasClean: boolean };
@@ -430,6 +402,7 @@ class TestAgentImpl implements TestAgent, WorldPort {
     const pending: string[] = [];
     if (this.#inFlight.size > 0) pending.push(`${this.#inFlight.size} frame(s) or read(s) on their way`);
     if (this.#down.length > 0) pending.push(`${this.#down.length} frame(s) to deliver`);
+    if (this.#agent.running > 0) pending.push(`${this.#agent.running} call(s) running`);
     const server = this.#server;
     const released = this.#releasedFor === server.running ? this.#released : 0;
     const waitingForAdvance = this.#options.pace === "manual" && released === 0 && this.#chunkNext();
@@ -455,7 +428,8 @@ class TestAgentImpl implements TestAgent, WorldPort {
   readonly fetch = ((input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
-    if (method !== "GET" || url.replace(/\?.*$/, "") !== `${this.url}/get-messages`) {
+    const path = url.replace(/\?.*$/, "");
+    if (method !== "GET" || !path.endsWith("/get-messages") || !this.#addresses.has(path.slice(0, -"/get-messages".length))) {
       return Promise.resolve(new Response("Not found", { status: 404 }));
     }
     return new Promise<Response>((resolve) => {
@@ -470,34 +444,6 @@ class TestAgentImpl implements TestAgent, WorldPort {
     const response = await this.fetch(`${this.url}/get-messages`);
     return (await response.json()) as UIMessage[];
   };
-
-  // ── Another client ──
-
-  #otherTab(): OtherTab {
-    const server = this.#server;
-    const other = { kind: "other" } as const;
-    const then = <A extends unknown[]>(run: (...args: A) => void) => (...args: A) => {
-      run(...args);
-      this.#schedule();
-    };
-    return {
-      send: then((text: string) => {
-        const message: UIMessage = { id: `other-${++this.#otherIds}`, role: "user", parts: [{ type: "text", text }] };
-        server.request(other, `other-request-${this.#otherIds}`, [...clone(server.stored), message], 0);
-      }),
-      clear: then(() => server.clear(other)),
-      stop: then(() => {
-        if (server.running) server.cancel(server.running.requestId);
-      }),
-      setMessages: then((messages: UIMessage[]) => server.replaceStored(other, clone(messages))),
-      addToolOutput: then(({ toolCallId, output, autoContinue = true }: { toolCallId: string; output: unknown; autoContinue?: boolean }) =>
-        server.toolResult(other, toolCallId, output, autoContinue)
-      ),
-      addToolApprovalResponse: then(({ toolCallId, approved, autoContinue = true }: { toolCallId: string; approved: boolean; autoContinue?: boolean }) =>
-        server.toolApproval(other, toolCallId, approved, autoContinue)
-      )
-    };
-  }
 
   dispose(): void {
     if (this.#disposed) return;
@@ -521,7 +467,9 @@ class TestAgentImpl implements TestAgent, WorldPort {
  * await agent.settled();
  * ```
  */
-export function createTestAgent(options: TestAgentOptions = {}): TestAgent {
-  return new TestAgentImpl(options);
+export function createTestAgent<State = unknown, Methods extends Record<string, TestHandler> = Record<string, TestHandler>>(
+  options: TestAgentOptions<State, Methods> = {}
+): TestAgent<State> {
+  return new TestAgentImpl<State>(options as TestAgentOptions<State>);
 }
 

@@ -95,6 +95,10 @@ declare module "@/components/Chat.vue" {
   const Chat: import("vue").DefineComponent<{ agent: import("agents-vue").SharedAgentConnection }>;
   export default Chat;
 }
+declare module "@/components/Counter.vue" {
+  const Counter: import("vue").DefineComponent;
+  export default Counter;
+}
 declare module "@vue/test-utils" {
   // Not installed in this repository: the part of its API the Testing section uses (a loose stand-in of its types).
   interface DOMWrapper {
