@@ -12,11 +12,13 @@ import { World, violations } from "../support/model-world";
  * a reload. The property test draws `restart` among its commands; these
  * scenarios pin what it promises and what it does not.
  */
+/** The queued sends the world's durable store holds for this client's conversation. */
+const queue = (world: World) => (world.store.data.get("q:world.test/agents/chat-agent/default") as Array<{ message: { id: string } }> | undefined) ?? [];
+
 describe("the model's world restarts this client from its persisted state", () => {
   afterAll(() => World.release());
 
   const persisted = { persist: true, load: true };
-  const queue = (world: World) => (world.store.data.get("q:world.test/agents/chat-agent/default") as Array<{ message: { id: string } }> | undefined) ?? [];
 
   it("a send queued while offline survives a restart and is delivered exactly once", async () => {
     const world = await play("cut, send, store 6, restart, up, up, up, serveRead, answerRead", persisted);
