@@ -647,13 +647,15 @@ export class World implements WorldPort {
     this.down.length = 0;
     this.reads.length = 0;
     const unsent = this.buffered.splice(0);
+    // With nothing left to complete, every write the page made had committed: a queued send missing then was never written.
+    const settled = this.store.waiting === 0;
     const [committed, lost] = this.options.persist ? this.store.kill(keep) : [0, 0];
     this.log.push(`  tab died: ${committed} write(s) committed, ${lost} lost, ${unsent.length} frame(s) unsent`);
     for (const record of this.sent) {
       if (record.dropped || record.excused || this.server.everHeld.has(record.id)) continue;
       // On the wire: the server takes it.
       if (this.up.some((up) => carries(up.frame, record.id))) continue;
-      if (record.queued && this.options.persist && this.store.persistedSends.has(record.id)) {
+      if (record.queued && this.options.persist && (settled || this.store.persistedSends.has(record.id))) {
         this.carried.add(record.id);
         continue;
       }
