@@ -57,6 +57,16 @@ describe("the model's world restarts this client from its persisted state", () =
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (a send the server holds goes no more): a setMessages before the restored page's first load answered does not make it send an adopted send again", async () => {
+    // Seed 806137657 of `npm run test:model` (10,000 runs): the first load's answer held the adopted send, but the
+    // replacement kept that answer off the screen and out of the base, so the send went out a second time.
+    const world = await play("send, store 2, serveRead, store 4, answerRead, up, restart 0, reopen, setMessages 0", persisted);
+    const id = world.sent[0]!.id;
+    expect(world.submitted.get(id)).toBe(1);
+    expect(queue(world)).toEqual([]);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("not promised: a queued send whose write had not committed when the tab died may be lost", async () => {
     const world = await play("cut, send, restart", persisted);
     expect(world.sent[0]!.excused).toBe("queued, its write had not committed when the tab died");
