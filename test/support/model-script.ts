@@ -2,7 +2,7 @@ import { type Command, World, type WorldOptions, violations } from "./model-worl
 
 const defaults: WorldOptions & { seed: number } = { resume: false, autoContinue: false, load: false, persist: false, replyShapes: [0], seed: 0 };
 
-/** Runs a script (see `script`) in a fresh world and lets it quiesce. Options default to resume off, no first load, one-word replies. */
+/** Runs a script (see `script`) in a fresh world and lets it quiesce. Options default to resume off, no first load, no `persist`, one-word replies. */
 export async function play(steps: string, options: Partial<WorldOptions & { seed: number; trace: boolean }> = {}): Promise<World> {
   const world = await World.create({ ...defaults, ...options });
   for (const command of script(steps)) await world.run(command);

@@ -8,7 +8,9 @@ import { World, violations } from "../support/model-world";
  * chat model's rules) under random interleavings of server events and local
  * intents, in a simulated world that owns its socket, `fetch` and clock
  * (`test/support/model-world.ts`): at quiescence the screen is the server's
- * transcript, nothing the user sent is lost, nothing is stuck, and the status
+ * transcript, nothing the user sent is lost or submitted twice (also across
+ * a `restart`: the tab dies and the page is restored from its `persist`
+ * store), nothing is stuck, and the status
  * and flags an app binds are settled (`error` only for a turn that failed).
  * `npm test` runs 1,500 runs with a fixed seed (5,000 while the world drove a
  * mirror of the session, which cost a third as much per run); `npm run
