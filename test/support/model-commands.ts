@@ -27,14 +27,17 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "answerRead", pick })) },
   { weight: 1, arbitrary: fc.constant<Command>({ kind: "cut" }) },
   { weight: 2, arbitrary: fc.constant<Command>({ kind: "reopen" }) },
-  { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "timer", pick })) }
+  { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "timer", pick })) },
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }).map<Command>((count) => ({ kind: "store", count })) },
+  { weight: 2, arbitrary: nat.map<Command>((keep) => ({ kind: "restart", keep })) }
 );
 
-/** A world's options: resume on or off, auto-continue on or off, a first load or not, and the shapes of this client's replies. */
+/** A world's options: resume on or off, auto-continue on or off, a first load or not, `persist` or not, and the shapes of this client's replies. */
 export const worldOptions: fc.Arbitrary<WorldOptions & { seed: number }> = fc.record({
   resume: fc.boolean(),
   autoContinue: fc.boolean(),
   load: fc.boolean(),
+  persist: fc.boolean(),
   replyShapes: fc.array(fc.nat({ max: 7 }), { minLength: 1, maxLength: 4 }),
   seed: fc.nat()
 });

@@ -1,8 +1,8 @@
 import { type Command, World, type WorldOptions, violations } from "./model-world";
 
-const defaults: WorldOptions & { seed: number } = { resume: false, autoContinue: false, load: false, replyShapes: [0], seed: 0 };
+const defaults: WorldOptions & { seed: number } = { resume: false, autoContinue: false, load: false, persist: false, replyShapes: [0], seed: 0 };
 
-/** Runs a script (see `script`) in a fresh world and lets it quiesce. Options default to resume off, no first load, one-word replies. */
+/** Runs a script (see `script`) in a fresh world and lets it quiesce. Options default to resume off, no first load, no `persist`, one-word replies. */
 export async function play(steps: string, options: Partial<WorldOptions & { seed: number; trace: boolean }> = {}): Promise<World> {
   const world = await World.create({ ...defaults, ...options });
   for (const command of script(steps)) await world.run(command);
@@ -18,7 +18,9 @@ export const strictly = (world: World): string[] => violations(world, true, fals
  * `stop`, `regenerate`, `clear`, `cut`, `reopen`, `up` (the server takes one
  * frame), `turn` (the server's turns move one step), `deliver N`, `fail`
  * (thrown) or `fail in-band`, `edit P`, `setMessages P`, `toolOutput P`,
- * `serveRead P`, `answerRead P`, `timer`, and other clients' `otherSend
+ * `serveRead P`, `answerRead P`, `timer`, `store N` (the durable store
+ * completes N operations, default 1), `restart K` (the tab dies, K picks how many of
+ * its uncommitted writes commit, and a fresh page restores it), and other clients' `otherSend
  * [stale] [shape]`, `otherRegenerate [stale]`, `otherEdit stale pick`,
  * `otherClear`, `otherSetMessages stale pick`, `otherToolOutput pick
  * [continue]`, `otherStop`.
@@ -41,6 +43,10 @@ export function script(text: string): Command[] {
         case "otherClear":
         case "otherStop":
           return { kind: word };
+        case "store":
+          return { kind: "store", count: n(0) || 1 };
+        case "restart":
+          return { kind: "restart", keep: n(0) };
         case "up":
           return { kind: "serverUp" };
         case "turn":

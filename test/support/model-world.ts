@@ -9,6 +9,9 @@ import { ChatSession, type SessionCells, type SessionInternals, type SessionSett
 import { defaultSettings } from "./model-harness";
 import { type Down, SimAgent } from "../../src/testing/sim-agent";
 import { WorldClock } from "./world/clock";
+import { WorldStore } from "./world/store";
+import { createChatPersistence } from "../../src/persist";
+import type { ChatPersistence, ConversationStore } from "../../src/core/persistence";
 import { type Command, GAPS, type M, WorldError, type WorldOptions, type WorldPort, clone } from "./world/shared";
 
 export { type Command, GAPS, type WorldOptions, WorldError } from "./world/shared";
@@ -55,7 +58,14 @@ interface SentRecord {
   id: string;
   /** A reset (a clear) dropped it while it was queued. */
   dropped: boolean;
+  /** It waited in the outbox (queued) at some point, rather than going out at once. */
+  queued?: boolean;
+  /** Why a restart may have lost it (what the client does not promise); then it need not arrive. */
+  excused?: string;
 }
+
+/** The conversation key `useAgentChat` gives the persistence for the world's socket (host, base path, agent, name). */
+const PERSIST_KEY = "world.test/agents/chat-agent/default";
 
 /** A deterministic generator for the world's own choices (mulberry32). */
 function generator(seed: number): () => number {
@@ -109,12 +119,17 @@ class WorldSocket implements AgentSocket {
     this.#listeners.get(type)?.delete(listener);
   }
 
+  /** The session closes a socket it owns when it is disposed (a tab closing): the world ends the connection (`restart`). */
+  close(): void {
+    this.readyState = 3;
+  }
+
   emit(type: string, event: unknown): void {
     for (const listener of Array.from(this.#listeners.get(type) ?? [])) listener(event as MessageEvent);
   }
 }
 
-function sessionCells(): SessionCells<M> {
+function sessionCells(): SessionCells<M> & { cached: { value: boolean } } {
   return {
     messages: { value: [] },
     status: { value: "ready" as ChatStatus },
@@ -126,7 +141,8 @@ function sessionCells(): SessionCells<M> {
     connection: { value: "connecting" as ConnectionStatus },
     loading: { value: false },
     runningToolCalls: { value: new Set<string>() },
-    queued: { value: [] }
+    queued: { value: [] },
+    cached: { value: false }
   };
 }
 
@@ -137,11 +153,32 @@ export class World implements WorldPort {
   private readonly buffered: Array<Record<string, unknown>> = [];
   readonly reads: OpenRead[] = [];
   readonly server: SimAgent;
-  readonly socket: WorldSocket;
-  readonly cells = sessionCells();
-  readonly session: ChatSession<M>;
+  /** This page's socket, cells and session: a `restart` replaces them all, as a reload does. */
+  socket!: WorldSocket;
+  cells!: ReturnType<typeof sessionCells>;
+  session!: ChatSession<M>;
   /** The rules' state behind the session (read only). */
-  readonly inside: SessionInternals<M>;
+  inside!: SessionInternals<M>;
+  /** The browser's durable storage, which outlives every page (with `persist`). */
+  readonly store = new WorldStore();
+  /** Pages this client had: 1 + restarts. */
+  pages = 0;
+  /** Queued sends a dead page left in the store for the next page to deliver (held to it: see `violations`). */
+  readonly carried = new Set<string>();
+  /** Chat requests (`submit-message`) this client's pages sent, by the id of the message they submit. */
+  readonly submitted = new Map<string, number>();
+  /** User messages this client edited (an edit submits an existing id again). */
+  readonly edited = new Set<string>();
+  /**
+   * Sends a dead page had submitted whose removal from the store had not
+   * committed: the next page adopts them again, and sends them again unless
+   * the server's transcript holds them (see `restart`).
+   */
+  private readonly mayResubmit = new Set<string>();
+  /** The transcript a restarted page without a first load was seeded with, until its socket opens. */
+  private seeded: string | null = null;
+  /** Sends submitted again while the server's transcript no longer held them: not promised (RELIABILITY.md, known limitations). */
+  readonly resubmitted = new Set<string>();
   readonly sent: SentRecord[] = [];
   readonly log: string[] = [];
   /** Errors the session's public calls rejected with, or logged (a frame that failed to apply). */
@@ -255,15 +292,31 @@ export class World implements WorldPort {
     this.random = generator(options.seed);
     this.settings = defaultSettings<M>({ resume: options.resume, autoContinueAfterToolResult: options.autoContinue });
     this.server = new SimAgent(this, this.down);
+    this.start();
+  }
+
+  /**
+   * A page of this client: a fresh socket (closed until the world opens it),
+   * fresh cells and a fresh `ChatSession`, constructed as `useAgentChat`
+   * constructs them, with `persist` over the world's store when the world keeps one.
+   */
+  private start(seed: M[] = []): void {
+    const options = this.options;
+    this.pages++;
     this.socket = new WorldSocket(this);
+    this.cells = sessionCells();
+    this.lastRead = null;
+    this.readingFirst = false;
     const socket = this.socket;
     const label = `${socket.agent}/${socket.name}`;
     // The readers `useAgentChat` builds for a socket it owns: the default `/get-messages` read through `fetch`.
     const reader = (first: boolean) => () => {
       this.readingFirst = first;
       const address = httpAddressOf(socket);
-      return address ? fetchTranscript<M>(messagesUrl(address), {}, label) : Promise.resolve([]);
+      return address ? fetchTranscript<M>(messagesUrl(address), {}, label, options.persist ? unreachable : undefined) : Promise.resolve([]);
     };
+    // A reload runs the app's module again: `indexedDBPersistence()` is created anew over the same storage.
+    const persist = options.persist ? this.watchQueued(createChatPersistence(this.store.handle())) : undefined;
     this.session = new ChatSession<M>({
       socket,
       ownsSocket: true,
@@ -273,18 +326,42 @@ export class World implements WorldPort {
       settings: () => this.settings,
       chatInit: { generateId: () => this.newId("g") },
       throttleMs: 50,
-      initialMessages: [],
+      initialMessages: seed,
       loadOnOpen: options.load ? reader(true) : undefined,
       readStored: reader(false),
       agentKey: `world-${options.seed}`,
       canRead: () => httpAddressOf(socket) !== null,
-      partyKey: () => socket._pk
+      partyKey: () => socket._pk,
+      persist,
+      persistKey: PERSIST_KEY
     });
     this.inside = ChatSession.inspect(this.session);
     // The world names each read the session makes by the record the rules keep of it.
     const base = this.inside.model.base;
     const read = base.read.bind(base);
     base.read = (always, attempt) => (this.lastRead = read(always, attempt));
+  }
+
+  /** Notes each send the session hands its store as queued. */
+  private watchQueued(persistence: ChatPersistence): ChatPersistence {
+    return {
+      open: <T extends M>(key: string, chat: Parameters<ChatPersistence["open"]>[1]) => {
+        const store = persistence.open<T>(key, chat as never);
+        const noted: ConversationStore<T> = {
+          ...store,
+          queued: (message) => {
+            this.noteQueued(message.id);
+            store.queued(message);
+          }
+        };
+        return noted;
+      }
+    } as ChatPersistence;
+  }
+
+  private noteQueued(id: string): void {
+    const record = this.sent.find((entry) => entry.id === id);
+    if (record) record.queued = true;
   }
 
   newId(prefix: string): string {
@@ -310,6 +387,17 @@ export class World implements WorldPort {
     // the AI SDK resume runs; an ACK for a turn the session only watches leaves the status alone).
     const resumed = frame.type === "cf_agent_stream_resume_ack" && this.inside.resuming;
     if ((frame.type === "cf_agent_use_chat_request" || resumed) && typeof frame.id === "string") this.own.add(frame.id);
+    if (frame.type === "cf_agent_use_chat_request") {
+      const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[]; trigger?: string };
+      const last = body.messages?.at(-1);
+      if (body.trigger === "submit-message" && last?.role === "user") {
+        this.submitted.set(last.id, (this.submitted.get(last.id) ?? 0) + 1);
+        if (this.mayResubmit.has(last.id) && this.submitted.get(last.id)! > 1) {
+          if (!this.options.load) this.gap("adopted-send-unchecked");
+          else if (!this.server.stored.some((message) => message.id === last.id)) this.resubmitted.add(last.id);
+        }
+      }
+    }
     if (this.open) {
       this.upSent++;
       this.up.push({ conn: this.conn, frame });
@@ -371,6 +459,7 @@ export class World implements WorldPort {
     if (record) this.log.push(JSON.stringify(command));
     await this.apply(command);
     await drain();
+    for (const entry of this.inside.model.intents.queued) this.noteQueued(entry.message.id);
     // A reply under an id the AI SDK or the observer made up: no server message has it.
     if (this.messages.some((message) => message.role === "assistant" && message.id.startsWith("g") && message.parts.length > 0)) this.gap("reply-under-own-id");
     if (this.options.trace) {
@@ -408,6 +497,7 @@ export class World implements WorldPort {
         const target = users[command.pick % Math.max(users.length, 1)];
         if (!target) return;
         const edited = { id: target.id, role: "user" as const, parts: [{ type: "text" as const, text: `edited ${this.ids++}` }], messageId: target.id };
+        this.edited.add(target.id);
         return this.call("sendMessage (edit)", () => session.sendMessage(edited));
       }
       case "clear":
@@ -509,7 +599,81 @@ export class World implements WorldPort {
         if (due !== undefined && due <= SHORT_TIMER_MS) this.fireTimer();
         return;
       }
+      case "store":
+        // Each completion is a task of its own, as IndexedDB's events are.
+        for (let i = 0; i < command.count && this.store.waiting > 0; i++) {
+          this.store.land();
+          await drain();
+        }
+        return;
+      case "restart":
+        return this.restart(command.keep);
     }
+  }
+
+  /**
+   * The tab dies and the page is loaded again: the session is disposed as an
+   * unmount disposes it (its socket closes; frames it had sent on the open
+   * socket still reach the server, frames on their way to it, its open reads
+   * and what waited in its closed socket's buffer are gone), the durable
+   * store loses the writes that had not committed (but a prefix `keep`
+   * picks), and a fresh page's session starts from what the store holds.
+   *
+   * What the client promises across it (README, "persist: surviving a
+   * reload"): a send that waited in the outbox is kept from the moment its
+   * write commits until its request went out and ended, and the next page
+   * delivers it exactly once. Not promised, so excused here: a queued send
+   * whose write had not committed when the tab died (or any queued send
+   * without `persist`: the chat warns), and a send that went out at once
+   * (never queued) whose request had not left the page.
+   */
+  private async restart(keep: number): Promise<void> {
+    const queued = this.inside.model.intents.queued.length;
+    const warn = console.warn;
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(" "));
+    try {
+      this.session.dispose();
+    } finally {
+      console.warn = warn;
+    }
+    // Without `persist`, sends still queued are lost, and the chat says so.
+    if (!this.options.persist && queued > 0 && !warnings.some((warning) => warning.includes("were not sent"))) this.errors.push(`${queued} queued send(s) went with the tab without a warning`);
+    await drain();
+    if (this.open) {
+      this.open = false;
+      this.server.disconnected();
+    }
+    this.down.length = 0;
+    this.reads.length = 0;
+    const unsent = this.buffered.splice(0);
+    // With nothing left to complete, every write the page made had committed: a queued send missing then was never written.
+    const settled = this.store.waiting === 0;
+    const [committed, lost] = this.options.persist ? this.store.kill(keep) : [0, 0];
+    this.log.push(`  tab died: ${committed} write(s) committed, ${lost} lost, ${unsent.length} frame(s) unsent`);
+    for (const record of this.sent) {
+      if (record.dropped || record.excused || this.server.everHeld.has(record.id)) continue;
+      // On the wire: the server takes it.
+      if (this.up.some((up) => carries(up.frame, record.id))) continue;
+      if (record.queued && this.options.persist && (settled || this.store.persistedSends.has(record.id))) {
+        this.carried.add(record.id);
+        continue;
+      }
+      record.excused = !record.queued
+        ? "sent at once (not queued), its request had not left the page when the tab died"
+        : this.options.persist
+          ? "queued, its write had not committed when the tab died"
+          : "queued without persist when the tab closed (the chat warns)";
+      this.log.push(`  ${record.id} may be lost: ${record.excused}`);
+    }
+    // Without a first load the app hands the page its transcript (`initialMessages`, e.g. rendered on the server): the server's now.
+    const seed = this.options.load ? [] : clone(this.server.stored);
+    this.seeded = JSON.stringify(seed);
+    const kept = (this.store.data.get(`q:${PERSIST_KEY}`) as Array<{ message: { id: string } }> | undefined) ?? [];
+    for (const { message } of kept) if (this.submitted.has(message.id)) this.mayResubmit.add(message.id);
+    this.own.clear();
+    this.start(seed);
+    await drain();
   }
 
   private fireTimer(): void {
@@ -589,6 +753,9 @@ export class World implements WorldPort {
 
   private reopen(): void {
     if (this.open) return;
+    // Nothing reads the transcript for a page without a first load: what changed before its socket opened reaches it only with a later transcript frame.
+    if (this.seeded !== null && this.seeded !== JSON.stringify(this.server.stored)) this.unpromised.add("a page seeded with initialMessages missed changes made before its socket opened");
+    this.seeded = null;
     this.open = true;
     this.conn++;
     this.server.connected(this.conn);
@@ -613,6 +780,7 @@ export class World implements WorldPort {
       else if (due !== undefined && due <= PROMPT_TIMER_MS) await step({ kind: "timer", pick: 0 });
       else if (this.down.length > 0) await step({ kind: "deliver", count: 1 });
       else if (this.up.length > 0) await step({ kind: "serverUp" });
+      else if (this.store.waiting > 0) await step({ kind: "store", count: 1 });
       else if (this.reads.some((read) => this.servable(read))) await step({ kind: "serveRead", pick: 0 });
       else if (this.reads.some((read) => this.answerable(read))) await step({ kind: "answerRead", pick: 0 });
       else if (this.server.running || this.server.queue.length > 0) await step({ kind: "serverTurn" });
@@ -636,6 +804,16 @@ function pendingCalls(messages: readonly M[]): string[] {
 }
 
 const idsOf = (messages: readonly { id: string }[]) => messages.map((message) => message.id);
+
+/** Whether a frame is a chat request whose list carries the message `id`. */
+function carries(frame: Record<string, unknown>, id: string): boolean {
+  return frame.type === "cf_agent_use_chat_request" && String((frame.init as { body?: unknown } | undefined)?.body ?? "").includes(`"id":"${id}"`);
+}
+
+/** What `useAgentChat` hands `fetchTranscript` with `persist`: a read that did not reach the agent fails (the cached copy stays). */
+function unreachable(why: string): never {
+  throw new Error(`the agent did not answer (${why})`);
+}
 
 const textOf = (message: M) =>
   message.parts
@@ -681,7 +859,11 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   // What the app renders is what the session holds: the throttle flushed.
   if (idsOf(cells.messages.value).join(",") !== shown.join(",")) problems.push(`published messages [${idsOf(cells.messages.value).join(",")}] are not the session's [${shown.join(",")}]`);
   for (const record of world.sent) {
-    if (!record.dropped && !shown.includes(record.id) && !world.server.everHeld.has(record.id)) problems.push(`sent message ${record.id} was lost`);
+    if (!record.dropped && !(promisedOnly && record.excused) && !shown.includes(record.id) && !world.server.everHeld.has(record.id)) problems.push(`sent message ${record.id} was lost`);
+    // Delivered once: no page of this client submits a message twice (an edit submits its id again on purpose).
+    const times = world.submitted.get(record.id) ?? 0;
+    const excused = (promisedOnly && world.resubmitted.has(record.id)) || (!strict && world.gaps.has("adopted-send-unchecked"));
+    if (times > 1 && !world.edited.has(record.id) && !excused) problems.push(`sent message ${record.id} was submitted ${times} times`);
   }
   for (const error of world.errors) problems.push(error);
   // One open counterexample leaves a request of this client's hanging.
@@ -697,6 +879,8 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     ["continuation", world.gaps.has("stopped-continuation-unnamed") && !strict ? "idle" : m.continuation.kind, "idle"],
     ["queued", m.intents.queued.length, 0],
     ["queuedMessages", cells.queued.value.length, 0],
+    // With `persist`, the restored page's cached transcript gave way to the server's.
+    ["isCached", cells.cached.value, false],
     ["sending", m.intents.sending, false],
     ["unechoed", m.intents.unechoed.size, 0],
     // Not checked: `buffered` (#1983) retires with the next transcript frame, which a sender of its own turn may never get.

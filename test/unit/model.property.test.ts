@@ -8,7 +8,9 @@ import { World, violations } from "../support/model-world";
  * chat model's rules) under random interleavings of server events and local
  * intents, in a simulated world that owns its socket, `fetch` and clock
  * (`test/support/model-world.ts`): at quiescence the screen is the server's
- * transcript, nothing the user sent is lost, nothing is stuck, and the status
+ * transcript, nothing the user sent is lost or submitted twice (also across
+ * a `restart`: the tab dies and the page is restored from its `persist`
+ * store), nothing is stuck, and the status
  * and flags an app binds are settled (`error` only for a turn that failed).
  * `npm test` runs 1,500 runs with a fixed seed (5,000 while the world drove a
  * mirror of the session, which cost a third as much per run); `npm run
@@ -28,7 +30,7 @@ describe("the chat model under random interleavings", () => {
   afterAll(() => World.release());
 
   it(`converges on the server's transcript with nothing stuck (seed ${seed}, ${numRuns} runs)`, async () => {
-    const tally = { runs: 0, excused: 0, open: 0 };
+    const tally = { runs: 0, excused: 0, open: 0, restarted: 0, carried: 0, resubmitted: 0 };
     const started = performance.now();
     await fc.assert(
       fc.asyncProperty(scenario, async ({ options, commands }) => {
@@ -38,6 +40,9 @@ describe("the chat model under random interleavings", () => {
         const problems = violations(world);
         if (problems.length > 0) throw new Error(`${problems.join("\n")}\n--- log ---\n${world.log.join("\n")}`);
         tally.runs++;
+        if (world.pages > 1) tally.restarted++;
+        tally.carried += world.carried.size;
+        tally.resubmitted += world.resubmitted.size;
         if (violations(world, true, false).length > 0) {
           if (world.gaps.size > 0) tally.open++;
           else tally.excused++;
@@ -48,7 +53,8 @@ describe("the chat model under random interleavings", () => {
     expect(tally.runs).toBe(numRuns);
     console.log(
       `model: seed ${seed}, ${numRuns} runs in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
-        `${tally.excused} converged only up to what the real system does not promise, ${tally.open} only up to an open counterexample ` +
+        `${tally.excused} converged only up to what the real system does not promise, ${tally.open} only up to an open counterexample; ` +
+        `${tally.restarted} restarted this client (${tally.carried} queued sends carried across a restart, ${tally.resubmitted} sent again unpromised) ` +
         `(rerun with SEED=${seed} RUNS=${numRuns} npm run test:model)`
     );
   }, 3_600_000);

@@ -32,6 +32,14 @@ export class TranscriptBase {
    */
   readonly shells = new Set<string>();
   /**
+   * Rule (a send the server holds goes no more): ids any answer of this
+   * chat's reads carried, admitted or not. An answer a local replacement or a
+   * frame made stale for the screen still shows what the server held when it
+   * answered: a send left by a page that died mid-request (`persist`) was
+   * delivered if one did. Never cleared: the server held it once.
+   */
+  readonly delivered = new Set<string>();
+  /**
    * The version of the transcript the base holds once the server stamps
    * versions (exact sync, `agents-vue/server`); `null` while it does not, and
    * the inference rules (held rewrites and clears, read-backs, overtaken
@@ -138,6 +146,11 @@ export class TranscriptBase {
   hold(messages: Iterable<{ id: string; role?: string; parts?: readonly unknown[] }>): void {
     for (const message of messages) this.known.add(message.id);
     this.holdShells(messages);
+  }
+
+  /** A read answered with the server's transcript (see `delivered`). */
+  readAnswered(stored: Iterable<{ id: string }>): void {
+    for (const message of stored) this.delivered.add(message.id);
   }
 
   /** The empty reply shells among a list the server stores (see `shells`). */

@@ -159,14 +159,16 @@ export class ChatModel<M extends UIMessage> {
 
   /**
    * Rule (a send the server holds goes no more): a queued send whose id the
-   * server's transcript holds was delivered (a persisted send adopted after
-   * the page that sent it died mid-request): it leaves the queue unsent.
+   * server's transcript holds, or held when any read of this chat answered
+   * (`TranscriptBase.delivered`: also an answer a local replacement kept off
+   * the screen), was delivered (a persisted send adopted after the page that
+   * sent it died mid-request): it leaves the queue unsent.
    * Returns the sends taken off.
    */
   takeDelivered(): Array<QueuedSend<M>> {
     const queued = this.intents.queued;
     if (this.io.loading()) return [];
-    const delivered = queued.filter((entry) => this.base.known.has(entry.message.id));
+    const delivered = queued.filter((entry) => this.base.known.has(entry.message.id) || this.base.delivered.has(entry.message.id));
     if (delivered.length > 0) queued.splice(0, queued.length, ...queued.filter((entry) => !delivered.includes(entry)));
     return delivered;
   }

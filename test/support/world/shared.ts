@@ -30,7 +30,9 @@ export type Command =
   | { kind: "answerRead"; pick: number }
   | { kind: "cut" }
   | { kind: "reopen" }
-  | { kind: "timer"; pick: number };
+  | { kind: "timer"; pick: number }
+  | { kind: "store"; count: number }
+  | { kind: "restart"; keep: number };
 
 export interface WorldOptions {
   resume: boolean;
@@ -39,6 +41,11 @@ export interface WorldOptions {
   load: boolean;
   /** The shape of this client's own replies: bits pick the word count and a client tool call. */
   replyShapes: number[];
+  /**
+   * This client keeps its durable copy (`persist`) in a store the world owns
+   * (`world/store.ts`): a restart restores it from there.
+   */
+  persist: boolean;
 }
 
 
@@ -59,6 +66,8 @@ export const GAPS = {
     "a resume probe that stop() aborted still waits (the transport does not watch the abort signal) when this client's regenerate goes out; the server answers the probe with that request's stream, the probe takes it as a second stream of the same request, and the aborted AI SDK resume cancels it, whereupon the transport forgets the request: its own stream never ends here (the reply renders as an observed turn, the rewrite never retires)",
   "stale-list-restores-cleared":
     "another tab's setMessages, send, regenerate or edit with a list from before this client's clear writes back messages that clear removed, while the clear's hold is on: the server stores them again and broadcasts the list, but unless a frame during the hold brought something new with them, neither the broadcast nor the hold's read can be told from a frame or a read that left the server before it took the clear (the sender of a clear gets no echo); the hold keeps them off screen until a later frame or read carries them",
+  "adopted-send-unchecked":
+    "without a first load (`initialMessages` given), a queued send a dead page left in the store (its request had gone out, the page died before the request ended) is adopted by the next page and sent again at once: nothing reads the server's transcript before it goes, so the rule that drops an adopted send the server already holds (`takeDelivered`) only sees the initial messages, which predate it; the server runs the turn twice. Open: the fix belongs in `src/core/session.ts` (issue 32's report)",
   "own-request-overwrites-newer":
     "a request of this client's (a send's, a regenerate's or an edit's list) reaches the server after another client changed or added a message, which this client gets only after it sent the request; the server writes the request's older copy over it (or a rewrite's list deletes it, or the list writes back a message it removed), and as the sender gets no broadcast of its own turn, this client keeps showing the newer version (the rewrite's hold covers only what the rewrite itself removed)"
 } as const;
