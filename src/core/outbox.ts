@@ -51,11 +51,7 @@ export class Outbox<M extends UIMessage> {
 
   /** Sends another page of this conversation stored and never delivered join the queue, ahead of this page's. */
   #adopt(messages: M[]): void {
-    if (this.#host.disposed() || !Array.isArray(messages)) return;
-    const queued = this.#host.model.intents.queued;
-    const ids = new Set(queued.map((entry) => entry.message.id));
-    const adopted = messages.filter((message) => !ids.has(message.id)).map((message) => ({ message, options: undefined, settle() {} }));
-    queued.unshift(...adopted);
+    if (this.#host.disposed() || !Array.isArray(messages) || !this.#host.model.adopt(messages)) return;
     this.publish();
     this.#host.reconcile();
   }

@@ -75,13 +75,14 @@ export class TranscriptReads<M extends UIMessage> {
   }
 
   /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
-  reread(always: boolean, attempt = 1): void {
+  reread(always: boolean, attempt = 1): boolean {
     const reader = this.#canRead ? this.#config.readStored : undefined;
-    if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return;
+    if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return false;
     const read = this.#model.base.read(always, attempt);
     void readSafely(reader, this.#config.label).then((stored) => {
       if (!this.#disposed()) readAnswered(this.#model, read, stored);
     });
+    return true;
   }
 
   dispose(): void {

@@ -281,7 +281,8 @@ export class ChatSession<M extends UIMessage> {
           this.#state.flush();
           this.clearError();
         }
-        return readBack === "none" ? undefined : this.#reads.reread(readBack === "always");
+        if (readBack !== "none") this.#reads.reread(readBack === "always");
+        return;
       }
     }
   }

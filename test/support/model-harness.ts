@@ -186,9 +186,10 @@ export class FakePorts<M extends UIMessage = UIMessage> implements Ports<M> {
   }
 
   /** Mirrors the shell's `reread`: no reader, or a read only `resyncOnReconnect` asks for while it is off, reads nothing. */
-  read(always: boolean, attempt = 1): void {
-    if (!this.canRead || !this.base || (!always && !this.settingsValue.resyncOnReconnect)) return;
+  read(always: boolean, attempt = 1): boolean {
+    if (!this.canRead || !this.base || (!always && !this.settingsValue.resyncOnReconnect)) return false;
     this.reads.push({ always, attempt, read: this.base.read(always, attempt) });
+    return true;
   }
 
   requestSnapshot(): void {

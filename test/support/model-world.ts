@@ -393,8 +393,7 @@ export class World implements WorldPort {
       if (body.trigger === "submit-message" && last?.role === "user") {
         this.submitted.set(last.id, (this.submitted.get(last.id) ?? 0) + 1);
         if (this.mayResubmit.has(last.id) && this.submitted.get(last.id)! > 1) {
-          if (!this.options.load) this.gap("adopted-send-unchecked");
-          else if (!this.server.stored.some((message) => message.id === last.id)) this.resubmitted.add(last.id);
+          if (!this.server.stored.some((message) => message.id === last.id)) this.resubmitted.add(last.id);
         }
       }
     }
@@ -862,7 +861,7 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     if (!record.dropped && !(promisedOnly && record.excused) && !shown.includes(record.id) && !world.server.everHeld.has(record.id)) problems.push(`sent message ${record.id} was lost`);
     // Delivered once: no page of this client submits a message twice (an edit submits its id again on purpose).
     const times = world.submitted.get(record.id) ?? 0;
-    const excused = (promisedOnly && world.resubmitted.has(record.id)) || (!strict && world.gaps.has("adopted-send-unchecked"));
+    const excused = promisedOnly && world.resubmitted.has(record.id);
     if (times > 1 && !world.edited.has(record.id) && !excused) problems.push(`sent message ${record.id} was submitted ${times} times`);
   }
   for (const error of world.errors) problems.push(error);

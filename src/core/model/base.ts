@@ -39,6 +39,8 @@ export class TranscriptBase {
    * delivered if one did. Never cleared: the server held it once.
    */
   readonly delivered = new Set<string>();
+  /** The newest read whose answer (or failure) came back. */
+  settledRead = 0;
   /**
    * The version of the transcript the base holds once the server stamps
    * versions (exact sync, `agents-vue/server`); `null` while it does not, and
@@ -148,9 +150,10 @@ export class TranscriptBase {
     this.holdShells(messages);
   }
 
-  /** A read answered with the server's transcript (see `delivered`). */
-  readAnswered(stored: Iterable<{ id: string }>): void {
-    for (const message of stored) this.delivered.add(message.id);
+  /** A read came back, with the server's transcript or (`null`) without (see `delivered`, `settledRead`). */
+  readSettled(read: TranscriptRead, stored: Iterable<{ id: string }> | null): void {
+    this.settledRead = Math.max(this.settledRead, read.id);
+    for (const message of stored ?? []) this.delivered.add(message.id);
   }
 
   /** The empty reply shells among a list the server stores (see `shells`). */

@@ -38,8 +38,11 @@ export interface Ports<M extends UIMessage> {
   /** An AI SDK resume (a probe, or a tool continuation) owns the chat's response. */
   resuming(): boolean;
   send(frame: Record<string, unknown>): void;
-  /** Starts a transcript read (`attempt`: made again after an overtaken answer); its answer comes back through `readAnswered`. */
-  read(always: boolean, attempt?: number): void;
+  /**
+   * Starts a transcript read (`attempt`: made again after an overtaken answer); its answer comes back through
+   * `readAnswered`. False when none left (no reader, or none yet; a reconnect read with `resyncOnReconnect` off).
+   */
+  read(always: boolean, attempt?: number): boolean;
   /** Exact sync: asks the ordered server for a snapshot (a version was missed). */
   requestSnapshot(): void;
   /** Publishes the derived flags. */
@@ -154,7 +157,27 @@ export class ChatModel<M extends UIMessage> {
   nextQueued(): QueuedSend<M> | undefined {
     if (this.intents.sending || !this.link.open || this.io.loading() || this.observed.active || this.busy) return undefined;
     if (this.io.resuming() || isRunning(this.continuation)) return undefined;
+    const check = this.intents.queued[0]?.check;
+    if (check !== undefined && this.base.settledRead < check) return undefined;
     return this.intents.queued.shift();
+  }
+
+  /**
+   * Rule (an adopted send waits for a check): sends another page of this
+   * conversation stored and never saw end (it died, perhaps mid-request) join
+   * the queue ahead of this page's and wait for a read that left after they
+   * were adopted: the server's transcript then says whether that page
+   * delivered them (`takeDelivered`). A read that fails lets them go; a chat
+   * with no reader sends them unchecked. Returns whether any were adopted.
+   */
+  adopt(messages: readonly M[]): boolean {
+    const queued = this.intents.queued;
+    const ids = new Set(queued.map((entry) => entry.message.id));
+    const fresh = messages.filter((message) => !ids.has(message.id));
+    if (fresh.length === 0) return false;
+    const check = this.io.read(true) ? this.base.newestRead : undefined;
+    queued.unshift(...fresh.map((message) => ({ message, options: undefined, settle() {}, check })));
+    return true;
   }
 
   /**

@@ -42,6 +42,8 @@ export interface QueuedSend<M extends UIMessage> {
   message: M;
   options: ChatRequestOptions | undefined;
   settle: () => void;
+  /** Adopted from a page that died: the id of the read that says whether that page delivered it (`ChatModel.adopt`). */
+  check?: number;
 }
 
 /**

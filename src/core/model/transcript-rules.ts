@@ -138,7 +138,7 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
     return false;
   }
   m.base.firstLoad = "done";
-  if (stored) m.base.readAnswered(stored);
+  m.base.readSettled(read, stored);
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
   if (!stored || !m.base.admitFirst(read, true)) return true;
@@ -157,7 +157,9 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
  */
 export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
   const admission = m.base.admit(read, stored !== null);
-  if (stored) m.base.readAnswered(stored);
+  m.base.readSettled(read, stored);
+  // Rule (an adopted send waits for a check): the outbox looks again once the check came back.
+  if (m.intents.queued.some((entry) => entry.check !== undefined)) m.io.reconcile();
   if (admission === "retry") m.io.read(read.always, read.attempt + 1);
   let admitted = admission === "admit" ? stored : null;
   const ended = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
