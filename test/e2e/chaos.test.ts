@@ -402,7 +402,7 @@ describe("chaos: reload while offline with queued sends", () => {
         tabs.push(tab);
         return tab;
       };
-      let outcome = { lost: 0, duplicated: 0, stuck: 0, upstream: 0, notes: [] as string[] };
+      let outcome = { lost: 0, duplicated: 0, stuck: 0, other: 0, upstream: 0, notes: [] as string[] };
       const texts = Array.from({ length: count }, (_, i) => `queued ${trial}.${i}`);
       try {
         const first = await open(kinds[0]);
@@ -418,12 +418,14 @@ describe("chaos: reload while offline with queued sends", () => {
         const sender = first.chat();
         for (const text of texts) void sender.sendMessage({ text }).catch((error: unknown) => notes.push(`send "${text}": ${String(error)}`));
         if (!(await until(() => sender.queuedMessages.value.length === count, 5_000, 5))) {
+          outcome.other++;
           notes.push(`queued ${sender.queuedMessages.value.length} of ${count}`);
         }
         const queuedIds = sender.queuedMessages.value.map((message) => message.id);
         if (layout === "two tabs" && !secondEarly) await open(kinds[1]);
         // A page's pending IndexedDB writes may die with it: a real reload comes once the sends are stored.
         if (waitForWrite && !(await until(async () => (await storedSends(db)) === count, 10_000, 10))) {
+          outcome.other++;
           notes.push(`stored ${await storedSends(db)} of ${count} queued sends before the reload`);
         }
 
@@ -478,6 +480,7 @@ describe("chaos: reload while offline with queued sends", () => {
             lost: outcome.lost + one.lost,
             duplicated: outcome.duplicated + one.duplicated,
             stuck: outcome.stuck + one.stuck,
+            other: outcome.other,
             upstream: Math.max(outcome.upstream, one.upstream),
             notes: [...outcome.notes, ...one.notes]
           };
