@@ -66,7 +66,8 @@ window.chaosStage = "importing";
 const { boot } = await import(${JSON.stringify(entry)});
 await boot(${JSON.stringify(config).replaceAll("<", "\\u003c")});
 </script></body>`;
-  // Resolves with nothing: a value from the frame's realm is never handed to a promise of this one.
+  // Resolves with nothing, never with the chat: a chat is awaitable (for <Suspense>) and settles only once its
+  // first load answers, which with the agent down is not yet.
   const mounted = (): Promise<void> =>
     new Promise((resolve, reject) => {
       const deadline = performance.now() + timeout;
