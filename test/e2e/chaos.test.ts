@@ -23,8 +23,10 @@ import {
   type ChaosSettings,
   type Rng
 } from "../support/chaos";
+import { indexedDBPersistence, indexedDBStore } from "../../src/persist";
+import { openChaosPage, type ChaosPageConfig } from "../support/chaos-page";
 import { openChat, type Chat } from "../support/chat";
-import { CHAT_AGENT, CHAT_AGENT_PATH, agentHost, agentUrl, post, readLog, textOf, uniqueName } from "../support/e2e";
+import { CHAT_AGENT, CHAT_AGENT_PATH, type LogEntry, agentHost, agentUrl, post, readLog, textOf, uniqueName } from "../support/e2e";
 
 let settings: ChaosSettings;
 beforeAll(async () => {
@@ -58,6 +60,13 @@ async function syncCounts(name: string) {
     snapshots: log.filter((entry) => entry.kind === "frame" && entry.type === "agents_vue_snapshot_request").length,
     connects: log.filter((entry) => entry.kind === "connect").length
   };
+}
+
+/** The agent's log of a conversation on the server at `origin` (the chaos server's, say). */
+async function readLogAt(origin: string, name: string): Promise<LogEntry[]> {
+  const response = await fetch(`${origin}/agents/${CHAT_AGENT_PATH}/${encodeURIComponent(name)}/log`, { signal: AbortSignal.timeout(15_000) });
+  if (!response.ok) throw new Error(`log: HTTP ${response.status}`);
+  return ((await response.json()) as { entries: LogEntry[] }).entries;
 }
 
 const turnsFinished = async (name: string) => (await readLog(name)).filter((entry) => entry.kind === "turn-finished").length;
@@ -281,6 +290,250 @@ describe("chaos: server down with a queued send", () => {
       figures.sync(await syncCounts(name));
       unmount();
       client.close();
+    }
+    expect(await figures.report()).toEqual(NO_FAILURES);
+  }, 900_000);
+});
+
+/** One open client of a conversation in the reload scenario: a Vue app in the test's page, or a page of its own (an iframe). */
+interface ReloadTab {
+  readonly kind: "app" | "page";
+  chat(): Chat;
+  /** A remount in the same page (app) or a real page reload (page); resolves once the new chat is mounted. */
+  reload(): Promise<void>;
+  close(): void;
+}
+
+async function openReloadTab(kind: ReloadTab["kind"], config: ChaosPageConfig, awaitReady: boolean): Promise<ReloadTab> {
+  if (kind === "page") {
+    const page = await openChaosPage(config);
+    return {
+      kind,
+      chat: () => page.chat()!,
+      reload: async () => {
+        await page.reload();
+      },
+      close: () => page.close()
+    };
+  }
+  const mount = async () => {
+    // A new persistence object over the same database: all the new mount shares with the old one is what the browser stored.
+    const persist = indexedDBPersistence({ databaseName: config.databaseName });
+    // An app may await `ready` before it mounts (the cached transcript in the first render), or not.
+    if (awaitReady) await persist.ready;
+    return openChat(config.client.name, { client: config.client, persist, body: config.body });
+  };
+  let current = await mount();
+  let open = true;
+  return {
+    kind,
+    chat: () => current.chat,
+    reload: async () => {
+      current.unmount();
+      current = await mount();
+    },
+    close: () => {
+      if (open) current.unmount();
+      open = false;
+    }
+  };
+}
+
+/** How many queued sends the database `db` holds (persist's `q:` records). */
+async function storedSends(db: string): Promise<number> {
+  const store = indexedDBStore(db);
+  const keys = (await store.keys()).filter((key) => key.startsWith("q:"));
+  const records = await Promise.all(keys.map((key) => store.get(key)));
+  return records.reduce<number>((sum, record) => sum + (Array.isArray(record) ? record.length : 0), 0);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `work`, or an error naming `what` after `ms`: a step that never ends fails its trial instead of the whole run. */
+async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A chat's state in a note. */
+const chatState = (chat: Chat | undefined) =>
+  chat
+    ? `status ${chat.status.value}, connection ${chat.connectionStatus.value}, loading ${chat.isLoading.value}, cached ${chat.isCached.value}, queued ${chat.queuedMessages.value.length}, shows ${idList(chat.messages.value)}`
+    : "no chat mounted";
+
+describe("chaos: reload while offline with queued sends", () => {
+  it("messages queued while the agent is down outlive a reload (remount or page reload, a second tab or only a later tab): each delivered and answered once", async () => {
+    const figures = new Figures("reload while offline");
+    // Each trial restarts the agent (about 10 to 15 s on a loaded machine).
+    const trials = settings.full ? 8 : 1;
+    const r = random("reload-offline");
+    const { host, origin } = await commands.chaosServerStart();
+    for (let trial = 0; trial < trials; trial++) {
+      const name = uniqueName("chaos-reload-offline");
+      const db = uniqueName("chaos-reload-db");
+      const config: ChaosPageConfig = {
+        // Fast reconnects: the agent is back within seconds, and a trial should not wait out a long backoff.
+        client: { agent: CHAT_AGENT, host, name, minReconnectionDelay: 100, maxReconnectionDelay: 400 },
+        databaseName: db,
+        body: { script: { echo: true, chunkDelayMs: r.int(0, 20) } }
+      };
+      // The trial's plan, drawn from the seed.
+      const layout = r.pick(["one tab", "two tabs", "only a later tab"] as const);
+      const kinds = [r.pick(["app", "page"] as const), r.pick(["app", "page"] as const)] as const;
+      const secondEarly = r.next() < 0.5;
+      const count = r.int(1, 3);
+      const waitForWrite = kinds[0] === "page" || r.next() < 0.5;
+      const up = r.pick(["after the reload", "during the reload", "before the reload"] as const);
+      const upDelay = r.int(0, 1200);
+      const laterDelay = r.int(0, 1000);
+      const plan = `${layout}, ${kinds[0]}${layout === "one tab" ? "" : `+${kinds[1]}`}${layout === "two tabs" ? (secondEarly ? " (second open before the outage)" : " (second opened while down)") : ""}, ${count} queued, agent back ${up} (+${upDelay} ms)${waitForWrite ? "" : ", reload without waiting for the write"}`;
+      const notes: string[] = [`plan: ${plan}`];
+      const tabs: ReloadTab[] = [];
+      let step = "open";
+      const open = async (kind: ReloadTab["kind"]) => {
+        const tab = await within(openReloadTab(kind, config, r.next() < 0.5), 20_000, `open a tab (${kind})`);
+        tabs.push(tab);
+        return tab;
+      };
+      let outcome = { lost: 0, duplicated: 0, stuck: 0, other: 0, upstream: 0, notes: [] as string[] };
+      const texts = Array.from({ length: count }, (_, i) => `queued ${trial}.${i}`);
+      try {
+        const first = await open(kinds[0]);
+        if (layout === "two tabs" && secondEarly) await open(kinds[1]);
+        await within(first.chat().ready, 30_000, "the first load");
+        step = "first turn";
+        await within(first.chat().sendMessage({ text: `before ${trial}` }), 30_000, "the first turn");
+        await settle(first.chat());
+
+        step = "down";
+        await within(commands.chaosServerDown(), 30_000, "stop the agent");
+        for (const tab of tabs) await until(() => tab.chat().connectionStatus.value !== "open", 15_000, 5);
+        const sender = first.chat();
+        for (const text of texts) void sender.sendMessage({ text }).catch((error: unknown) => notes.push(`send "${text}": ${String(error)}`));
+        if (!(await until(() => sender.queuedMessages.value.length === count, 5_000, 5))) {
+          outcome.other++;
+          notes.push(`queued ${sender.queuedMessages.value.length} of ${count}`);
+        }
+        const queuedIds = sender.queuedMessages.value.map((message) => message.id);
+        if (layout === "two tabs" && !secondEarly) await open(kinds[1]);
+        // A page's pending IndexedDB writes may die with it: a real reload comes once the sends are stored.
+        if (waitForWrite && !(await until(async () => (await storedSends(db)) === count, 10_000, 10))) {
+          outcome.other++;
+          notes.push(`stored ${await storedSends(db)} of ${count} queued sends before the reload`);
+        }
+
+        step = "reload";
+        let back: Promise<{ startMs: number }> | undefined;
+        if (up === "before the reload") {
+          back = commands.chaosServerUp();
+          await within(back, 60_000, "start the agent");
+          await sleep(upDelay / 4);
+        } else if (up === "during the reload") {
+          back = commands.chaosServerUp();
+          await sleep(upDelay);
+        }
+        if (layout === "only a later tab") {
+          first.close();
+          tabs.splice(tabs.indexOf(first), 1);
+          await sleep(laterDelay);
+          await open(kinds[1]);
+        } else {
+          await within(first.reload(), 20_000, `reload (${first.kind})`);
+        }
+        if (up === "after the reload") {
+          await sleep(upDelay);
+          back = commands.chaosServerUp();
+        }
+        step = "up";
+        notes.push(`agent started in ${(await within(back!, 60_000, "start the agent")).startMs} ms`);
+        step = "delivery";
+
+        // Delivered: the agent stores every queued message with its echo.
+        const expectedUsers = [`before ${trial}`, ...texts];
+        const answered = (server: UIMessage[]) =>
+          expectedUsers.every((text) => server.some((m, i) => m.role === "user" && textOf(m) === text && textOf(server[i + 1]) === `echo: ${text}`));
+        if (!(await until(async () => answered(await serverMessages(name, origin)), 60_000, 100))) notes.push("not every queued message was answered within 60 s");
+        for (const [i, tab] of tabs.entries()) {
+          const chat = tab.chat();
+          const one = await quiesceAndAudit(chat, () => serverMessages(name, origin), {
+            sentOnce: expectedUsers,
+            label: `tab ${i} (${tab.kind})`,
+            serverReady: answered
+          });
+          if (chat.queuedMessages.value.length > 0) {
+            one.stuck = 1;
+            one.notes.push(`tab ${i} still shows ${chat.queuedMessages.value.length} queued`);
+          }
+          if (chat.isCached.value) {
+            one.stuck = 1;
+            one.notes.push(`tab ${i} still flags its transcript cached`);
+          }
+          if (one.lost + one.duplicated > 0) one.notes.push(`tab ${i} shows ${idList(chat.messages.value)}; the server holds ${idList(await serverMessages(name, origin))}`);
+          outcome = {
+            lost: outcome.lost + one.lost,
+            duplicated: outcome.duplicated + one.duplicated,
+            stuck: outcome.stuck + one.stuck,
+            other: outcome.other,
+            upstream: Math.max(outcome.upstream, one.upstream),
+            notes: [...outcome.notes, ...one.notes]
+          };
+        }
+
+        // The server: each message once, in order, each answered by its echo; each queued message sent by one request.
+        const server = await serverMessages(name, origin);
+        const users = server.filter((m) => m.role === "user").map((m) => textOf(m));
+        for (const text of expectedUsers) {
+          const copies = users.filter((u) => u === text).length;
+          if (copies === 0) {
+            outcome.lost++;
+            notes.push(`the server lacks "${text}"`);
+          } else if (copies > 1) {
+            outcome.duplicated += copies - 1;
+            notes.push(`the server holds "${text}" ${copies} times`);
+          }
+        }
+        if (users.filter((text) => expectedUsers.includes(text)).join("|") !== expectedUsers.join("|")) {
+          outcome.lost++;
+          notes.push(`out of order: ${users.join(" | ")}`);
+        }
+        server.forEach((message, i) => {
+          if (message.role !== "user") return;
+          const answer = server[i + 1];
+          if (answer?.role !== "assistant" || textOf(answer) !== `echo: ${textOf(message)}`) {
+            outcome.lost++;
+            notes.push(`"${textOf(message)}" is not answered by its echo (got "${textOf(answer)}")`);
+          }
+        });
+        const requests = (await readLogAt(origin, name)).filter((entry) => entry.kind === "frame" && entry.type === "cf_agent_use_chat_request");
+        for (const [i, id] of queuedIds.entries()) {
+          const sent = requests.filter((entry) => (entry.messageIds as string[] | undefined)?.at(-1) === id).length;
+          if (sent > 1) {
+            outcome.duplicated += sent - 1;
+            notes.push(`"${texts[i]}" (${id}) went out in ${sent} requests`);
+          }
+        }
+        // Delivered sends leave the store: none is sent again by a later page.
+        if (!(await until(async () => (await storedSends(db)) === 0, 10_000, 50))) {
+          outcome.stuck++;
+          notes.push(`${await storedSends(db)} delivered sends are still stored`);
+        }
+      } catch (error) {
+        outcome.stuck++;
+        notes.push(`trial failed at step ${step}: ${error instanceof Error ? error.message : String(error)}`);
+        for (const [i, tab] of tabs.entries()) notes.push(`tab ${i} (${tab.kind}): ${chatState(tab.chat())}`);
+        // Whatever happened, the next trial starts with the agent up.
+        await commands.chaosServerUp().catch(() => {});
+      } finally {
+        for (const tab of tabs) tab.close();
+      }
+      figures.trial({ faults: 2, ...outcome, notes: [...notes, ...outcome.notes] });
     }
     expect(await figures.report()).toEqual(NO_FAILURES);
   }, 900_000);

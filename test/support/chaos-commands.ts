@@ -41,6 +41,10 @@ declare module "vitest/browser" {
     chaosRecord: (record: ChaosRecord) => Promise<void>;
     chaosServerStart: () => Promise<{ host: string; origin: string }>;
     chaosServerRestart: (downMs: number) => Promise<{ host: string; origin: string; restartMs: number }>;
+    /** Stops the chaos server: the agent is unreachable until `chaosServerUp`. */
+    chaosServerDown: () => Promise<void>;
+    /** Starts it again on the same port and persist dir (a no-op when it runs); how long the start took. */
+    chaosServerUp: () => Promise<{ host: string; origin: string; startMs: number }>;
     chaosServerStop: () => Promise<void>;
   }
 }
@@ -56,6 +60,8 @@ const seed = (() => {
 })();
 
 let server: WorkerServer | undefined;
+/** Where the chaos server ran, while `chaosServerDown` keeps it stopped. */
+let stopped: { port: number; persistTo: string } | undefined;
 
 const address = (s: WorkerServer) => ({ host: s.host, origin: s.origin });
 
@@ -82,9 +88,27 @@ const chaosServerRestart: BrowserCommand<[number]> = async (_context, downMs) =>
   return { ...address(server), restartMs: Date.now() - started };
 };
 
+const chaosServerDown: BrowserCommand<[]> = async () => {
+  if (!server) throw new Error("chaosServerDown: no chaos server is running");
+  stopped = { port: server.port, persistTo: server.persistTo };
+  await server.stop();
+  server = undefined;
+};
+
+const chaosServerUp: BrowserCommand<[]> = async () => {
+  const started = Date.now();
+  if (!server) {
+    if (!stopped) throw new Error("chaosServerUp: the chaos server was never taken down");
+    server = await startWorker({ ...stopped, logFile: process.env.WRANGLER_LOG });
+    stopped = undefined;
+  }
+  return { ...address(server), startMs: Date.now() - started };
+};
+
 const chaosServerStop: BrowserCommand<[]> = async () => {
   await server?.stop();
   server = undefined;
+  stopped = undefined;
 };
 
 export const chaosCommands = {
@@ -92,5 +116,7 @@ export const chaosCommands = {
   chaosRecord,
   chaosServerStart,
   chaosServerRestart,
+  chaosServerDown,
+  chaosServerUp,
   chaosServerStop
 };
