@@ -51,10 +51,11 @@ async function serverMessages(name: string, origin?: string): Promise<UIMessage[
 /**
  * How the clients of a conversation learned its transcript, from the agent's
  * log: HTTP reads (`/get-messages`), snapshot requests, socket connections.
- * The audit's own reads (`serverMessages`) are left out.
+ * The audit's own reads (`serverMessages`) are left out. `origin`: the
+ * server the conversation lives on, when not the shared e2e server.
  */
-async function syncCounts(name: string) {
-  const log = await readLog(name);
+async function syncCounts(name: string, origin?: string) {
+  const log = origin ? await readLogAt(origin, name) : await readLog(name);
   return {
     reads: log.filter((entry) => entry.kind === "get-messages" && !(entry.queryKeys as string[] | undefined)?.includes("audit")).length,
     snapshots: log.filter((entry) => entry.kind === "frame" && entry.type === "agents_vue_snapshot_request").length,
@@ -287,7 +288,7 @@ describe("chaos: server down with a queued send", () => {
       }
       if (outcome.lost + outcome.duplicated + outcome.stuck > 0) outcome.notes.push(wire.note());
       figures.trial({ faults: 1, ...outcome, notes: [...notes, ...outcome.notes] });
-      figures.sync(await syncCounts(name));
+      figures.sync(await syncCounts(name, origin));
       unmount();
       client.close();
     }
@@ -604,7 +605,7 @@ describe("chaos: server restart", () => {
         upstream: Math.max(upstream, final.upstream),
         notes: [...notes, ...final.notes]
       });
-      figures.sync(await syncCounts(name));
+      figures.sync(await syncCounts(name, origin));
       unmount();
     }
     expect(await figures.report()).toEqual(NO_FAILURES);
