@@ -6,6 +6,9 @@ import type { ChatModel } from "./model";
 import { firstReadAnswered, readAnswered } from "./model/transcript-rules";
 import type { SessionConfig } from "./settings";
 
+/** The first pause before a failed first load is made again (it doubles, up to 30 s). */
+const FIRST_LOAD_RETRY_MS = 1000;
+
 /** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
 const pushingAgents = new Set<string>();
 
@@ -20,6 +23,8 @@ export class TranscriptReads<M extends UIMessage> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The first load waits for a connect-time transcript: only a chat frame tells it none is coming. */
   #awaitsTranscript = false;
+  /** First loads that failed in a row (see `#startFirstLoad`). */
+  #failedLoads = 0;
 
   readonly #config: SessionConfig<M>;
   readonly #model: ChatModel<M>;
@@ -107,7 +112,12 @@ export class TranscriptReads<M extends UIMessage> {
     const read = (base.firstLoad = base.read(false));
     void readSafely(load, this.#config.label).then((stored) => {
       if (this.#disposed() || base.firstLoad !== read) return;
-      if (firstReadAnswered(this.#model, read, stored)) this.#firstLoadDone();
+      if (firstReadAnswered(this.#model, read, stored)) return this.#firstLoadDone();
+      // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send
+      // none (the probe's answer came before the read failed), so with the socket open it is also made again after a
+      // growing pause; a closed socket's reconnect brings frames.
+      const pause = Math.min(FIRST_LOAD_RETRY_MS * 2 ** this.#failedLoads++, 30_000);
+      this.#timer = setTimeout(() => this.#model.link.open && this.#startFirstLoad(), pause);
     });
   }
 

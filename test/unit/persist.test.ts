@@ -209,6 +209,29 @@ describe("the session with persist", () => {
     warn.mockRestore();
   });
 
+  it("Rule (a failed first read is made again): a first read that fails after the idle agent's last frame is made again while the socket is open (chaos: reload while offline)", async () => {
+    // Chaos seed 882421413, reload while offline, trial 7: the restored tab's first read failed after its probe was answered;
+    // the conversation was idle, no frame came, and the tab kept `isCached` (and `isLoading`) for good.
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const server = [message("u1", "from the server")];
+    let reachable = false;
+    const { socket, out, session, chat } = start(() => {
+      if (!reachable) throw new Error("the agent did not answer (HTTP 503)");
+      return server;
+    });
+    chat().showCached([message("c1", "cached")]);
+    socket.open();
+    await answerProbe(socket);
+    await vi.waitFor(() => expect(warn).toHaveBeenCalled());
+    expect([out.cached.value, out.loading.value]).toEqual([true, true]);
+    reachable = true;
+    // No frame comes: the read is made again on its own.
+    await vi.waitFor(() => expect([out.cached.value, out.loading.value]).toEqual([false, false]), { timeout: 4_000 });
+    await session.ready;
+    expect(out.messages.value).toEqual(server);
+    warn.mockRestore();
+  });
+
   it("a cached transcript that arrives after the server's transcript is ignored", async () => {
     const server = [message("u1", "from the server")];
     const { socket, out, session, chat } = start(() => server);
