@@ -44,6 +44,8 @@ export async function fetchTranscript<M extends UIMessage>(
   try {
     text = await response.text();
   } catch (error) {
+    // The connection broke while the body came (the agent went down): the agent's transcript did not arrive.
+    unreachable?.(errorText(error));
     console.warn(`[agents-vue] Could not read the transcript of ${label}: ${errorText(error)}`);
     return [];
   }
