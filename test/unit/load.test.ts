@@ -7,25 +7,27 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe("fetchTranscript: a body cut off on its way", () => {
-  /** A 200 whose body breaks off, as when the agent goes down while it answers. */
-  const cutOff = () =>
-    new Response(
-      new ReadableStream({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode('[{"id":"u1",'));
-          controller.error(new TypeError("Failed to fetch"));
-        }
-      }),
-      { status: 200 }
-    );
+/** A 200 whose body breaks off, as when the agent goes down while it answers. */
+const cutOff = () =>
+  new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('[{"id":"u1",'));
+        controller.error(new TypeError("Failed to fetch"));
+      }
+    }),
+    { status: 200 }
+  );
 
+/** What `useAgentChat` hands `fetchTranscript` with `persist`. */
+const unreachable = (why: string): never => {
+  throw new Error(`the agent did not answer (${why})`);
+};
+
+describe("fetchTranscript: a body cut off on its way", () => {
   it("with persist (`unreachable`) it is a read that did not reach the agent, not an empty transcript (CI: persist e2e, a tab lost its history)", async () => {
     vi.stubGlobal("fetch", vi.fn(async () => cutOff()));
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const unreachable = (why: string): never => {
-      throw new Error(`the agent did not answer (${why})`);
-    };
     await expect(fetchTranscript("https://h.dev/agents/a/s/get-messages", {}, "a/s", unreachable)).rejects.toThrow("the agent did not answer (Failed to fetch)");
   });
 
