@@ -43,9 +43,12 @@ export function counterAgent(): TestAgent<Counter> {
 
 const button = (testId: string, onClick: () => void) => h("button", { "data-testid": testId, onClick }, testId);
 
-/** A component as an app would write one, with the WebSocket constructor as a prop (the app leaves it out). */
+/**
+ * A component as an app would write one, with the WebSocket constructor as a prop (the app leaves it out).
+ * `Function` goes through `unknown`: Vue 3.3's `PropType` does not accept a constructor with static fields.
+ */
 export const CounterPanel = defineComponent({
-  props: { WebSocket: { type: Function as PropType<typeof WebSocket>, required: false } },
+  props: { WebSocket: { type: Function as unknown as PropType<typeof WebSocket>, required: false } },
   setup(props) {
     const agent = useAgent<Counter>({ agent: "CounterAgent", name: "room-1", host: "counter.test", WebSocket: props.WebSocket });
     const chat = useAgentChat({ agent, throttle: false });
