@@ -98,8 +98,9 @@ export class Outbox<M extends UIMessage> {
       });
   }
 
-  /** Sends a reset dropped settle unsent. */
-  dropped(dropped: Array<QueuedSend<M>>): void {
+  /** Rule (a clear empties the outbox): the sends it dropped settle unsent, and the stored sends no live page owns go. */
+  cleared(dropped: Array<QueuedSend<M>>): void {
+    this.store?.cleared?.();
     for (const entry of dropped) this.#settle(entry, false);
     if (dropped.length > 0) this.publish();
   }

@@ -42,6 +42,11 @@ export interface ConversationStore<M extends UIMessage> {
   queued(message: M): void;
   /** A queued message went out and its request ended, or it was dropped (a clear): forget it. */
   done(id: string): void;
+  /**
+   * The conversation was cleared (here or by a received clear): sends stored by sessions that are gone go too,
+   * and an adoption already under way hands nothing over. Optional for stores written before it.
+   */
+  cleared?(): void;
   /** The socket opened: sends of tabs that closed meanwhile may be adopted. */
   opened(): void;
   /** The session ended: sends still queued stay kept for the next page or tab. */

@@ -258,7 +258,7 @@ export class ChatSession<M extends UIMessage> {
     const m = this.#model;
     switch (frame.kind) {
       case "clear":
-        return this.#settleDropped(receivedClear(m, frame.version));
+        return this.#afterClear(receivedClear(m, frame.version));
       case "recovering":
         return onRecovering(m, frame.recovering);
       case "messages":
@@ -388,7 +388,7 @@ export class ChatSession<M extends UIMessage> {
   clearHistory(): void {
     const interrupted = [this.#model.observed.streamId, this.#transport.activeServerTurnId];
     const { dropped, read } = localClear(this.#model, interrupted, !!this.#config.readStored);
-    this.#settleDropped(dropped);
+    this.#afterClear(dropped);
     if (read) this.#reads.reread(true);
   }
 
@@ -403,10 +403,10 @@ export class ChatSession<M extends UIMessage> {
     this.#reads.replaced();
   }
 
-  /** Sends dropped by a reset settle unsent; running tool calls are forgotten. */
-  #settleDropped(dropped: Parameters<Outbox<M>["dropped"]>[0]): void {
+  /** A clear: the sends it dropped settle unsent (see `Outbox.cleared`); running tool calls are forgotten. */
+  #afterClear(dropped: Parameters<Outbox<M>["cleared"]>[0]): void {
     this.#config.cells.runningToolCalls.value = new Set();
-    this.#outbox.dropped(dropped);
+    this.#outbox.cleared(dropped);
   }
 
   // ─── Reconcile (what React runs as effects) ───────────────────────

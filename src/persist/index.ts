@@ -183,28 +183,37 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
         .catch(warn("read the cached transcript"));
 
     const watched = new Set<string>();
+    /** Whether the session that stored a send still lives (holds its lock); without Web Locks none is known to. */
+    const lives = async () => {
+      const held = locks ? new Set((await locks.query()).held?.map((lock) => lock.name)) : new Set<string>();
+      return (send: StoredSend) => send.owner === owner || held.has(`${OWNER_LOCK}${send.owner}`);
+    };
+    /** Clears seen: an adoption that began before the latest hands nothing over. */
+    let clears = 0;
     /** Rule (adopt the sends of a session that is gone): under the conversation's lock, so one session takes each. */
-    const adopt = () =>
+    const adopt = () => {
+      const since = clears;
       then(() =>
         withLock(locks, conversationLock, async () => {
-          if (closed) return;
+          if (closed || since !== clears) return;
           const stored = ((await store.get(queueKey(key))) as StoredSend[] | undefined) ?? [];
-          const held = locks ? new Set((await locks.query()).held?.map((lock) => lock.name)) : new Set<string>();
+          const live = await lives();
           const adopted: M[] = [];
           for (const send of stored) {
             if (send.owner === owner) continue;
-            if (held.has(`${OWNER_LOCK}${send.owner}`)) {
+            if (live(send)) {
               watch(send.owner);
               continue;
             }
             send.owner = owner;
             if (isMessage(send.message)) adopted.push(send.message as M);
           }
-          if (adopted.length === 0) return;
+          if (adopted.length === 0 || since !== clears) return;
           await store.set(queueKey(key), stored);
           chat.adopt(adopted);
         })
       );
+    };
     /** Once a live owner's lock is free (its page closed), look again. */
     const watch = (other: string) => {
       if (!locks || watched.has(other)) return;
@@ -215,10 +224,10 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
         })
         .catch(() => {});
     };
-    const updateQueue = (change: (sends: StoredSend[]) => StoredSend[]) =>
+    const updateQueue = (change: (sends: StoredSend[]) => StoredSend[] | Promise<StoredSend[]>) =>
       then(() =>
         withLock(locks, conversationLock, async () => {
-          const sends = change(((await store.get(queueKey(key))) as StoredSend[] | undefined) ?? []);
+          const sends = await change(((await store.get(queueKey(key))) as StoredSend[] | undefined) ?? []);
           await (sends.length > 0 ? store.set(queueKey(key), sends) : store.delete(queueKey(key)));
         })
       );
@@ -254,6 +263,12 @@ export function createChatPersistence(store: PersistStore, options: ChatPersiste
       },
       done(id) {
         if (!closed) updateQueue((sends) => sends.filter((send) => send.message.id !== id));
+      },
+      cleared() {
+        if (closed) return;
+        clears++;
+        // Rule (a clear empties the outbox): what a session that is gone left stored was sent before the clear.
+        void updateQueue(async (sends) => sends.filter(await lives()));
       },
       opened() {
         if (!closed) adopt();

@@ -430,9 +430,14 @@ export class World implements WorldPort {
     return this.server.framesSent - this.down.length;
   }
 
-  /** Queued sends a clear drops settle unsent: they are not lost. */
+  /**
+   * Queued sends a clear drops settle unsent: they are not lost. So do the sends a page that died left stored and this
+   * one has not adopted yet (rule: a clear empties the outbox, stored sends of gone pages included).
+   */
   private async clearing(run: () => void): Promise<void> {
     const queued = this.inside.model.intents.queued.map((entry) => entry.message.id);
+    const onTheWire = (id: string) => this.server.everHeld.has(id) || this.up.some((up) => carries(up.frame, id));
+    if (this.options.persist) queued.push(...[...this.carried].filter((id) => !queued.includes(id) && !onTheWire(id)));
     run();
     await drain();
     const still = new Set(this.inside.model.intents.queued.map((entry) => entry.message.id));

@@ -92,6 +92,25 @@ describe("createChatPersistence (Node: no Web Locks)", () => {
     for (const session of sessions) session.close();
   });
 
+  it("Rule (a clear empties the outbox): cleared() drops the sends a session that is gone left, and an adoption under way hands them nothing", async () => {
+    const store = memoryStore();
+    const persistence = createChatPersistence(store, { saveDelayMs: 0 });
+    const gone = persistence.open("conversation", recorder().chat);
+    gone.queued(message("q1", "left behind"));
+    gone.close();
+    await vi.waitFor(() => expect(store.data.has("q:conversation")).toBe(true));
+    // The next session's adoption is under way (it reads the store) when the conversation is cleared.
+    const next = recorder();
+    const session = persistence.open("conversation", next.chat);
+    session.cleared?.();
+    session.queued(message("q2", "after the clear"));
+    await vi.waitFor(() => expect((store.data.get("q:conversation") as Array<{ message: UIMessage }>)?.map((send) => send.message.id)).toEqual(["q2"]));
+    session.opened();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(next.adopted).toEqual([]);
+    session.close();
+  });
+
   it("clear() wipes every transcript and queued send", async () => {
     const store = memoryStore();
     const persistence = createChatPersistence(store, { saveDelayMs: 0 });
