@@ -1,10 +1,12 @@
 /**
  * `agents-vue/testing` in the browser (Vitest browser mode): the same
- * component and scenario as the Node test, mounted in the DOM and clicked.
+ * components and scenarios as the Node tests, mounted in the DOM and clicked;
+ * `useAgent` opens its sockets through `createTestAgent().WebSocket`.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "vue";
+import { afterEach, describe, it } from "vitest";
+import { pageInDom } from "../support/dom-page";
 import { ChatPanel, runScenario, scenarioAgent } from "../support/testing-kit";
+import { CounterPanel, counterAgent, runAgentScenario } from "../support/testing-kit-agent";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -14,20 +16,15 @@ afterEach(() => {
 describe("agents-vue/testing in the browser", () => {
   it("drives a chat component: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async () => {
     const agent = scenarioAgent();
-    const host = document.createElement("div");
-    document.body.appendChild(host);
-    const app = createApp(ChatPanel, { agent: agent.socket });
-    app.mount(host);
-    cleanups.push(() => app.unmount(), () => host.remove(), () => agent.dispose());
-    const all = (testId: string) => Array.from(host.querySelectorAll<HTMLElement>(`[data-testid="${testId}"]`));
-    await runScenario(agent, {
-      text: (testId) => all(testId).map((element) => element.textContent ?? "").join(""),
-      texts: (testId) => all(testId).map((element) => element.textContent ?? ""),
-      click: (testId) => {
-        const [button] = all(testId);
-        expect(button, `a ${testId} button`).toBeDefined();
-        button!.click();
-      }
-    });
+    const { page, unmount } = pageInDom(ChatPanel, { agent: agent.socket });
+    cleanups.push(unmount, () => agent.dispose());
+    await runScenario(agent, page);
+  });
+
+  it("with useAgent: shows the agent's identity and state, round-trips setState, answers callables (plain, streaming, failing, unknown) and chats on the same socket", async () => {
+    const agent = counterAgent();
+    const { page, unmount } = pageInDom(CounterPanel, { WebSocket: agent.WebSocket });
+    cleanups.push(unmount, () => agent.dispose());
+    await runAgentScenario(agent, page);
   });
 });

@@ -1,3 +1,4 @@
+import type { Page } from "./testing-kit";
 import { type Component, createRenderer } from "vue";
 
 /**
@@ -72,4 +73,20 @@ export function mountInNode(component: Component, props: Record<string, unknown>
   const app = createApp(component, props);
   app.mount(root);
   return { root, unmount: () => app.unmount() };
+}
+
+/** A component mounted in the object tree, driven as the testing kit's scenarios drive a page (by `data-testid`). */
+export function pageInNode(component: Component, props: Record<string, unknown> = {}): { page: Page; root: NodeElement; unmount: () => void } {
+  const { root, unmount } = mountInNode(component, props);
+  const all = (testId: string) => findAll(root, "data-testid", testId);
+  const page: Page = {
+    text: (testId) => all(testId).map(textOf).join(""),
+    texts: (testId) => all(testId).map(textOf),
+    click: (testId) => {
+      const [button] = all(testId);
+      if (!button) throw new Error(`no ${testId} button on the page`);
+      (button.props.onClick as () => void)();
+    }
+  };
+  return { page, root, unmount };
 }

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { useAgent } from "../../src";
 import { createTestAgent } from "../../src/testing";
-import { findAll, mountInNode, textOf } from "../support/node-renderer";
+import { findAll, mountInNode, pageInNode, textOf } from "../support/node-renderer";
 import { CounterPanel, counterAgent, runAgentScenario } from "../support/testing-kit-agent";
 import { effectScope } from "vue";
 
@@ -22,17 +22,9 @@ describe("agents-vue/testing with useAgent in Node", () => {
   it("shows the agent's identity and state, round-trips setState, answers callables (plain, streaming, failing, unknown) and chats on the same socket", async () => {
     vi.stubGlobal("window", globalThis);
     const agent = counterAgent();
-    const { root, unmount } = mountInNode(CounterPanel, { WebSocket: agent.WebSocket });
+    const { page, unmount } = pageInNode(CounterPanel, { WebSocket: agent.WebSocket });
     cleanups.push(unmount, () => agent.dispose());
-    await runAgentScenario(agent, {
-      text: (testId) => findAll(root, "data-testid", testId).map(textOf).join(""),
-      texts: (testId) => findAll(root, "data-testid", testId).map(textOf),
-      click: (testId) => {
-        const [button] = findAll(root, "data-testid", testId);
-        expect(button, `a ${testId} button`).toBeDefined();
-        (button!.props.onClick as () => void)();
-      }
-    });
+    await runAgentScenario(agent, page);
   });
 
   it("reaches a component that opens its socket with the global WebSocket (the README's way: vi.stubGlobal)", async () => {

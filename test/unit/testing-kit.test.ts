@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import { build } from "esbuild";
 import { afterEach, describe, expect, it } from "vitest";
-import { findAll, mountInNode, textOf } from "../support/node-renderer";
+import { pageInNode } from "../support/node-renderer";
 import { ChatPanel, runScenario, scenarioAgent } from "../support/testing-kit";
 
 const cleanups: Array<() => void> = [];
@@ -16,17 +16,9 @@ afterEach(() => {
 describe("agents-vue/testing in Node", () => {
   it("drives a chat component: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async () => {
     const agent = scenarioAgent();
-    const { root, unmount } = mountInNode(ChatPanel, { agent: agent.socket });
+    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
     cleanups.push(unmount, () => agent.dispose());
-    await runScenario(agent, {
-      text: (testId) => findAll(root, "data-testid", testId).map(textOf).join(""),
-      texts: (testId) => findAll(root, "data-testid", testId).map(textOf),
-      click: (testId) => {
-        const [button] = findAll(root, "data-testid", testId);
-        expect(button, `a ${testId} button`).toBeDefined();
-        (button!.props.onClick as () => void)();
-      }
-    });
+    await runScenario(agent, page);
   });
 });
 
