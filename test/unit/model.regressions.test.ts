@@ -13,7 +13,9 @@ import { World } from "../support/model-world";
 /** A world's log with the ids of upstream's transport (`nanoid`, which the world does not seed) named by first appearance. */
 function named(log: string[]): string {
   const names = new Map<string, string>();
-  const id = /(?<![\w-])(?=[\w-]*[0-9A-Z_-])([\w-]{21}|[\w-]{8})(?![\w-])/g;
+  // Every token of an id's length, words included: a random id may be all lowercase letters ("kjqhubab"), and a
+  // word of that length is named alike in both logs.
+  const id = /(?<![\w-])([\w-]{21}|[\w-]{8})(?![\w-])/g;
   return log.join("\n").replace(id, (found) => names.get(found) ?? (names.set(found, `#${names.size}`), `#${names.size - 1}`));
 }
 
