@@ -1,9 +1,9 @@
 import type { AbstractChat, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
-import { AgentClient, type AgentClientOptions } from "agents/client";
+import type { AgentClient, AgentClientOptions } from "agents/client";
 import { computed, isRef, markRaw, shallowReadonly, shallowRef, toValue, watch } from "vue";
-import { type AddressedSocket, agentNameToKebab, httpAddressOf, messagesUrl, readSubChain, subAgentPath } from "./core/address";
+import { type AddressedSocket, agentNameToKebab, httpAddressOf, messagesUrl } from "./core/address";
 import type { AgentSocket } from "./core/connection";
-import { fetchTranscript } from "./core/load";
+import { fetchTranscript, readShared } from "./core/load";
 import {
   type AddToolOutputOptions,
   type BodySource,
@@ -18,6 +18,7 @@ import { devtoolsProbe } from "./core/devtools-probe";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
+import { type Target, addressKey, resolveClientFields, targetOf } from "./chat-target";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChat, AgentChatClientOptions, UseAgentChatOptions, UseAgentChatReturn } from "./use-agent-chat-types";
 // Development-only code is guarded inline (see core/diagnostics.ts).
@@ -25,14 +26,6 @@ declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-chat-types";
 
-interface Target {
-  socket: AgentSocket;
-  owns: boolean;
-  agent: string;
-  name: string;
-  label: string;
-  key: string;
-}
 
 /**
  * Vue Devtools support (src/devtools/) is for development builds only. As
@@ -44,26 +37,8 @@ interface Target {
  */
 
 const DEFAULT_THROTTLE_MS = 50;
-const readsInFlight = new Map<string, Promise<UIMessage[]>>();
 
-function resolveClientFields(client: AgentChatClientOptions) {
-  const query = client.query;
-  const sub = readSubChain(toValue(client.sub));
-  return {
-    agent: toValue(client.agent),
-    name: toValue(client.name) ?? "default",
-    host: toValue(client.host) ?? (typeof location === "undefined" ? "" : location.host),
-    basePath: toValue(client.basePath),
-    path: subAgentPath(sub, toValue(client.path)),
-    sub,
-    // A function query is PartySocket's async form: pass it through, do not call it.
-    query: typeof query === "function" && !isRef(query) ? query : toValue(query)
-  };
-}
 
-function addressKey(fields: { agent: string; name: string; host: string; basePath?: string; path?: string }) {
-  return JSON.stringify([fields.agent, fields.name, fields.host, fields.basePath ?? null, fields.path ?? null]);
-}
 
 /**
  * Chat with a Cloudflare `AIChatAgent` over its WebSocket protocol.
@@ -229,44 +204,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     return { seed, loadOnOpen, readStored, canRead, agentKey };
   };
 
-  const openTarget = (): Target | null => {
-    if (options.agent !== undefined) {
-      const socket = sharedSocketOf(toValue(options.agent));
-      if (!socket) return null;
-      const addressed = socket as AddressedSocket;
-      const agent = addressed.agent ?? "agent";
-      const name = addressed.name ?? "default";
-      return { socket, owns: false, agent, name, label: `${agent}/${name}`, key: httpAddressOf(addressed) ?? `${agent}/${name}` };
-    }
-    const client = options.client as AgentChatClientOptions;
-    const fields = resolveClientFields(client);
-    const { agent: _a, name: _n, host: _h, basePath: _b, path: _p, sub: _s, query: _q, ...socketOptions } = client;
-    const socket = markRaw(
-      new AgentClient({
-        ...socketOptions,
-        agent: fields.agent,
-        name: fields.name,
-        host: fields.host,
-        basePath: fields.basePath,
-        path: fields.path,
-        query: fields.query as AgentClientOptions["query"]
-      })
-    ) as unknown as AgentSocket;
-    // A sub-agent chat is the conversation of the deepest step.
-    const leaf = fields.sub.at(-1) ?? { agent: fields.agent, name: fields.name };
-    if (fields.sub.length > 0) {
-      (socket as AddressedSocket).agent = agentNameToKebab(leaf.agent);
-      (socket as AddressedSocket).name = leaf.name;
-    }
-    return {
-      socket,
-      owns: true,
-      agent: leaf.agent,
-      name: leaf.name,
-      label: `${leaf.agent}/${leaf.name}`,
-      key: addressKey(fields)
-    };
-  };
+  const openTarget = () => targetOf(options);
 
   const startSession = (target: Target): ChatSession<M> => {
     const readers = transcriptReaders(target);
@@ -484,23 +422,4 @@ function noConnection(): never {
   );
 }
 
-/** Concurrent reads of one address share a request (upstream dedupes initial loads). */
-function readShared<M extends UIMessage>(
-  url: string,
-  init: { credentials?: RequestCredentials; headers?: HeadersInit },
-  label: string,
-  unreachable?: (why: string) => never
-): Promise<M[]> {
-  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}|${unreachable ? 1 : 0}`;
-  let read = readsInFlight.get(key);
-  if (!read) {
-    read = fetchTranscript<UIMessage>(url, init, label, unreachable).finally(() => readsInFlight.delete(key));
-    readsInFlight.set(key, read);
-  }
-  return read as Promise<M[]>;
-}
 
-function headersKey(headers: HeadersInit | undefined): Array<[string, string]> {
-  if (!headers) return [];
-  return [...new Headers(headers).entries()];
-}

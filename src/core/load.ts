@@ -122,3 +122,26 @@ export async function readSafely<M extends UIMessage>(read: () => Promise<M[]>, 
   }
   return null;
 }
+
+const readsInFlight = new Map<string, Promise<UIMessage[]>>();
+
+/** Concurrent reads of one address share a request (upstream dedupes initial loads). */
+export function readShared<M extends UIMessage>(
+  url: string,
+  init: { credentials?: RequestCredentials; headers?: HeadersInit },
+  label: string,
+  unreachable?: (why: string) => never
+): Promise<M[]> {
+  const key = `${url}|${init.credentials ?? ""}|${JSON.stringify(headersKey(init.headers))}|${unreachable ? 1 : 0}`;
+  let read = readsInFlight.get(key);
+  if (!read) {
+    read = fetchTranscript<UIMessage>(url, init, label, unreachable).finally(() => readsInFlight.delete(key));
+    readsInFlight.set(key, read);
+  }
+  return read as Promise<M[]>;
+}
+
+function headersKey(headers: HeadersInit | undefined): Array<[string, string]> {
+  if (!headers) return [];
+  return [...new Headers(headers).entries()];
+}

@@ -1,0 +1,77 @@
+import { AgentClient, type AgentClientOptions } from "agents/client";
+import { isRef, markRaw, toValue } from "vue";
+import { type AddressedSocket, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
+import type { AgentSocket } from "./core/connection";
+import { sharedSocketOf } from "./shared-connection";
+import type { AgentChatClientOptions, UseAgentChatOptions } from "./use-agent-chat-types";
+
+/** Where a chat talks: its socket (opened here or the app's), and the conversation's names. */
+export interface Target {
+  socket: AgentSocket;
+  owns: boolean;
+  agent: string;
+  name: string;
+  label: string;
+  key: string;
+}
+
+/** The connection fields of `client`, read now (refs and getters included). */
+export function resolveClientFields(client: AgentChatClientOptions) {
+  const query = client.query;
+  const sub = readSubChain(toValue(client.sub));
+  return {
+    agent: toValue(client.agent),
+    name: toValue(client.name) ?? "default",
+    host: toValue(client.host) ?? (typeof location === "undefined" ? "" : location.host),
+    basePath: toValue(client.basePath),
+    path: subAgentPath(sub, toValue(client.path)),
+    sub,
+    // A function query is PartySocket's async form: pass it through, do not call it.
+    query: typeof query === "function" && !isRef(query) ? query : toValue(query)
+  };
+}
+
+/** One string per conversation address: a change of it switches the conversation. */
+export function addressKey(fields: { agent: string; name: string; host: string; basePath?: string; path?: string }) {
+  return JSON.stringify([fields.agent, fields.name, fields.host, fields.basePath ?? null, fields.path ?? null]);
+}
+
+/** The socket a chat's options name: the app's connection (`agent`), or a new one it owns (`client`); null while `agent` is empty. */
+export function targetOf(options: Pick<UseAgentChatOptions, "agent" | "client">): Target | null {
+  if (options.agent !== undefined) {
+    const socket = sharedSocketOf(toValue(options.agent));
+    if (!socket) return null;
+    const addressed = socket as AddressedSocket;
+    const agent = addressed.agent ?? "agent";
+    const name = addressed.name ?? "default";
+    return { socket, owns: false, agent, name, label: `${agent}/${name}`, key: httpAddressOf(addressed) ?? `${agent}/${name}` };
+  }
+  const client = options.client as AgentChatClientOptions;
+  const fields = resolveClientFields(client);
+  const { agent: _a, name: _n, host: _h, basePath: _b, path: _p, sub: _s, query: _q, ...socketOptions } = client;
+  const socket = markRaw(
+    new AgentClient({
+      ...socketOptions,
+      agent: fields.agent,
+      name: fields.name,
+      host: fields.host,
+      basePath: fields.basePath,
+      path: fields.path,
+      query: fields.query as AgentClientOptions["query"]
+    })
+  ) as unknown as AgentSocket;
+  // A sub-agent chat is the conversation of the deepest step.
+  const leaf = fields.sub.at(-1) ?? { agent: fields.agent, name: fields.name };
+  if (fields.sub.length > 0) {
+    (socket as AddressedSocket).agent = agentNameToKebab(leaf.agent);
+    (socket as AddressedSocket).name = leaf.name;
+  }
+  return {
+    socket,
+    owns: true,
+    agent: leaf.agent,
+    name: leaf.name,
+    label: `${leaf.agent}/${leaf.name}`,
+    key: addressKey(fields)
+  };
+}
