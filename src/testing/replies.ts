@@ -1,4 +1,4 @@
-import type { Chunk, ScriptedReply } from "./sim-agent";
+import type { Chunk, M, ScriptedReply } from "./sim-agent";
 
 /**
  * One step of a scripted reply. A reply streams its steps in order, between
@@ -76,4 +76,65 @@ export function replyChunks(reply: Reply, turn: { replyId: string; continuation:
   }
   chunks.push({ type: "finish" });
   return { chunks };
+}
+
+/** The chunks of a reply: `start`, a text part of 1 to 4 words, maybe a client tool call, `finish`. */
+export function replyPlan(replyId: string, shape: number, continuation: boolean, newCallId: () => string): Chunk[] {
+  const words = 1 + (shape & 3);
+  const textId = `t-${replyId}-${continuation ? "c" : "r"}`;
+  const chunks: Chunk[] = [continuation ? { type: "start" } : { type: "start", messageId: replyId }, { type: "text-start", id: textId }];
+  for (let i = 0; i < words; i++) chunks.push({ type: "text-delta", id: textId, delta: `${i === 0 ? "" : " "}w${i}` });
+  chunks.push({ type: "text-end", id: textId });
+  if (shape & 4) {
+    const toolCallId = newCallId();
+    chunks.push({ type: "tool-input-start", toolCallId, toolName: "ask" });
+    chunks.push({ type: "tool-input-available", toolCallId, toolName: "ask", input: { q: toolCallId } });
+  }
+  chunks.push({ type: "finish", messageMetadata: { finishReason: "stop" } });
+  return chunks;
+}
+
+/** How the server builds the message it stores from the chunks it streams. */
+export function applyToStored(message: M, chunk: Chunk): void {
+  const parts = message.parts as Array<Record<string, unknown>>;
+  switch (chunk.type) {
+    case "text-start":
+      parts.push({ type: "text", text: "", state: "streaming" });
+      return;
+    case "text-delta": {
+      const part = parts.findLast((candidate) => candidate.type === "text");
+      if (part) part.text = `${String(part.text)}${String(chunk.delta)}`;
+      return;
+    }
+    case "text-end": {
+      const part = parts.findLast((candidate) => candidate.type === "text");
+      if (part) part.state = "done";
+      return;
+    }
+    case "tool-input-start":
+      parts.push({ type: `tool-${String(chunk.toolName)}`, toolCallId: chunk.toolCallId, state: "input-streaming", input: undefined });
+      return;
+    case "tool-input-available": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "input-available", input: chunk.input });
+      else parts.push({ type: `tool-${String(chunk.toolName)}`, toolCallId: chunk.toolCallId, state: "input-available", input: chunk.input });
+      return;
+    }
+    case "tool-approval-request": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "approval-requested", approval: { id: chunk.approvalId } });
+      return;
+    }
+    case "tool-output-available": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "output-available", output: chunk.output });
+      return;
+    }
+    case "tool-output-error": {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId);
+      if (part) Object.assign(part, { state: "output-error", errorText: chunk.errorText });
+      return;
+    }
+    default:
+  }
 }
