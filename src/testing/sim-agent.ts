@@ -76,6 +76,7 @@ export interface Down {
   frame: Record<string, unknown>;
   replacesTaken: number;
   clearsTaken: number;
+  requestsTaken: number;
   /** A transcript frame carrying what the server holds. */
   whole: boolean;
 }
@@ -123,6 +124,8 @@ export class SimAgent {
   replacesTaken = 0;
   /** How many clears of this client's the server took. */
   clearsTaken = 0;
+  /** How many chat requests of this client's the server took. */
+  requestsTaken = 0;
   /** Frames sent to this client, ever. */
   framesSent = 0;
 
@@ -130,7 +133,7 @@ export class SimAgent {
     if (!this.open || (live && this.pendingResume)) return;
     this.framesSent++;
     const whole = frame.type === CHAT_MESSAGE_TYPES.CHAT_MESSAGES && sameIds(frame.messages as M[], this.stored);
-    this.down.push({ conn: this.conn, frame: clone(frame), replacesTaken: this.replacesTaken, clearsTaken: this.clearsTaken, whole });
+    this.down.push({ conn: this.conn, frame: clone(frame), replacesTaken: this.replacesTaken, clearsTaken: this.clearsTaken, requestsTaken: this.requestsTaken, whole });
   }
 
   /** A frame to one connection of this client (answers to its own frames): dropped if that connection closed. */
@@ -160,6 +163,7 @@ export class SimAgent {
       case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST: {
         // The request's body travels as JSON in `init.body`, as a fetch would carry it.
         const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] };
+        this.requestsTaken++;
         return this.request(me, frame.id as string, body.messages ?? [], this.world.nextReplyShape());
       }
       case CHAT_MESSAGE_TYPES.TOOL_APPROVAL: {

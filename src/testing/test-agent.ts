@@ -330,7 +330,7 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
   /** A frame of the `Agent` protocol to connection `conn`, in order with the chat's. */
   #toClient(conn: number, frame: Record<string, unknown>): void {
     const server = this.#server;
-    this.#down.push({ conn, frame: clone(frame), replacesTaken: server.replacesTaken, clearsTaken: server.clearsTaken, whole: false });
+    this.#down.push({ conn, frame: clone(frame), replacesTaken: server.replacesTaken, clearsTaken: server.clearsTaken, requestsTaken: server.requestsTaken, whole: false });
     this.#schedule();
   }
 

@@ -252,6 +252,8 @@ export class World implements WorldPort {
 
   /** `setMessages` calls that sent their list. */
   private replaces = 0;
+  /** This client's chat requests, in the order the server took them (`Down.requestsTaken` counts them). */
+  private readonly requestsTaken: Array<Record<string, unknown>> = [];
   /** This client's clears, and whether each was made with the socket down (then nothing holds back stale broadcasts). */
   private readonly clears: boolean[] = [];
   open = false;
@@ -415,6 +417,19 @@ export class World implements WorldPort {
     });
   }
 
+  /**
+   * Whether a chat request of this client's that the server took after sending a frame (or has not taken yet)
+   * carried a message, other than the one it submits, that the frame's list lacks.
+   */
+  private laterRequestWritesBack(takenWhenSent: number, list: readonly M[]): boolean {
+    const inFrame = new Set(list.map((message) => message.id));
+    const later = [...this.requestsTaken.slice(takenWhenSent), ...this.up.map((up) => up.frame).filter((frame) => frame.type === "cf_agent_use_chat_request")];
+    return later.some((frame) => {
+      const carried = (JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] }).messages ?? [];
+      return carried.slice(0, -1).some((message) => !inFrame.has(message.id));
+    });
+  }
+
   /** A read the server can answer now. */
   private servable(read: OpenRead): boolean {
     return read.answer === undefined && read.after <= this.upTaken;
@@ -563,6 +578,7 @@ export class World implements WorldPort {
         const next = this.up.shift();
         if (!next) return;
         this.upTaken++;
+        if (next.frame.type === "cf_agent_use_chat_request") this.requestsTaken.push(next.frame);
         server.receive(next.conn, next.frame);
         return;
       }
@@ -718,6 +734,10 @@ export class World implements WorldPort {
       if (next.replacesTaken < this.replaces) this.unpromised.add("a transcript frame the server sent before it took this client's setMessages arrived after it");
       // A clear made offline holds nothing back (it needs an open socket so that the clear reaches the server before its read).
       if (this.clears.slice(next.clearsTaken).includes(true)) this.unpromised.add("a transcript frame the server sent before it took this client's offline clear arrived after it");
+      // Nor against this client's own chat request: what the request carried and the frame lacks, the request writes back.
+      if (frame.kind === "messages" && this.laterRequestWritesBack(next.requestsTaken, frame.messages)) {
+        this.unpromised.add("a transcript frame the server sent before it took this client's chat request arrived after it, without a message the request carried");
+      }
     }
     if (frame.kind === "clear") return this.clearing(() => this.socket.emit("message", { data }));
     this.socket.emit("message", { data });

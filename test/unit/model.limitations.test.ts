@@ -37,3 +37,21 @@ describe("known limitations of the model", () => {
     });
   }
 });
+
+describe("what the real system does not promise (the world's `unpromised`)", () => {
+  afterAll(() => World.release());
+
+  it("a stock agent's transcript frame sent before it took this client's chat request, without a message the request carried, leaves that message off this screen", async () => {
+    // Seed 743696856 of `npm run test:model`, run 71,586: this client's reply s1 was stopped by another tab after its `start`
+    // (the server stores no empty reply); this client's next send carried s1, and another tab's setMessages list [u1],
+    // which the server sent before it took that send, then removed s1 here. The send wrote s1 back on the server, and
+    // nothing tells the sender of a turn what the server holds. Upstream's client does the same; the ordered server half
+    // (`agents-vue/server`) versions every write.
+    const world = await play("send, up, turn, turn, deliver 1, otherStop, turn, otherSetMessages 0 153, send", {});
+    expect([...world.unpromised]).toEqual([
+      "a transcript frame the server sent before it took this client's chat request arrived after it, without a message the request carried"
+    ]);
+    expect(strictly(world)).toEqual(["screen [u1,u3,s2] is not the server's [u1,s1,u3,s2]"]);
+    expect(violations(world)).toEqual([]);
+  });
+});
