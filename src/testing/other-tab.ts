@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
-import { type SimAgent, clone } from "./sim-agent";
+import type { SimAgent } from "./sim-agent";
+import { clone } from "./sim-port";
 
 /** Another client of the same agent (another tab or device): what it makes the server do. */
 export interface OtherTab {

@@ -1,4 +1,4 @@
-import type { Chunk, M, ScriptedReply } from "./sim-agent";
+import type { Chunk, M, ScriptedReply } from "./sim-port";
 
 /**
  * One step of a scripted reply. A reply streams its steps in order, between

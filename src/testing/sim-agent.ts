@@ -1,6 +1,6 @@
-import type { UIMessage } from "ai";
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
 import { applyToStored, replyPlan } from "./replies";
+import { type Chunk, type Down, type M, type Part, type ScriptedReply, type Sender, SimulationError, type Taken, type WorldPort, clone } from "./sim-port";
 
 /**
  * A simulated `AIChatAgent`: the stored transcript, serialized turns that
@@ -15,42 +15,6 @@ import { applyToStored, replyPlan } from "./replies";
  * "This client" is the one connection the driver follows; every other
  * client is reduced to what it makes the server do (`Sender` `other`).
  */
-
-/** A chat message as the server stores it. */
-export type M = UIMessage;
-/** One part of a stored message. */
-export type Part = M["parts"][number];
-/** One UI message stream chunk, as the server streams it (JSON in a response frame's `body`). */
-export type Chunk = Record<string, unknown>;
-
-/** A deep copy: the server never shares an object with a client. */
-export const clone = <T>(value: T): T => structuredClone(value);
-
-/** The client broke the protocol (a frame the server does not know), or the driver misused the simulation. */
-export class SimulationError extends Error {}
-
-/** What a driver decides about one reply: its chunks, and whether (and after which chunk) it fails. */
-export interface ScriptedReply {
-  chunks: Chunk[];
-  /** The turn fails once this many chunks went out: thrown (one error frame that ends it) or in band (an error frame, then the end). */
-  fail?: { after: number; how: "thrown" | "in-band"; message?: string };
-}
-
-/** What the simulated server asks of the driver it runs in. */
-export interface WorldPort {
-  /** A choice of the driver's own (the property test's comes from its seed). */
-  coin(): boolean;
-  /** The shape of the next generated reply: bits pick the word count and a client tool call. */
-  nextReplyShape(): number;
-  /** The run hit a known limitation (the property test's `GAPS`; other drivers ignore it). */
-  gap(name: "own-request-overwrites-newer"): void;
-  /** Whether this client shows the message, or a frame on its way brings it. */
-  mayShow(id: string): boolean;
-  /** A scripted reply for a turn about to be queued; without one (or when it returns undefined) the reply is generated from its shape. */
-  replyFor?(turn: { requestId: string; replyId: string; continuation: boolean; messages: readonly M[]; newCallId: () => string }): ScriptedReply | undefined;
-}
-
-export type Sender = { kind: "me"; conn: number } | { kind: "other" };
 
 interface Turn {
   requestId: string;
@@ -68,17 +32,6 @@ interface Turn {
   /** A scripted failure: set as `fail` once that many chunks went out. */
   failAt: ScriptedReply["fail"] | null;
   started: boolean;
-}
-
-/** A frame to this client, tagged with the connection it was sent on. */
-export interface Down {
-  conn: number;
-  frame: Record<string, unknown>;
-  replacesTaken: number;
-  clearsTaken: number;
-  requestsTaken: number;
-  /** A transcript frame carrying what the server holds. */
-  whole: boolean;
 }
 
 export class SimAgent {
@@ -119,21 +72,17 @@ export class SimAgent {
     if (this.history.length > 40) this.history.shift();
   }
 
-  /** A frame to this client's open connection; live chunks skip a connection that has not ACKed. */
-  /** How many `setMessages` lists of this client's the server took: a frame sent before it took the latest is stale. */
-  replacesTaken = 0;
-  /** How many clears of this client's the server took. */
-  clearsTaken = 0;
-  /** How many chat requests of this client's the server took. */
-  requestsTaken = 0;
+  /** What of this client's writes the server took so far. */
+  readonly taken: Taken = { replaces: 0, clears: 0, requests: 0 };
   /** Frames sent to this client, ever. */
   framesSent = 0;
 
+  /** A frame to this client's open connection; live chunks skip a connection that has not ACKed. */
   toMe(frame: Record<string, unknown>, live = false): void {
     if (!this.open || (live && this.pendingResume)) return;
     this.framesSent++;
     const whole = frame.type === CHAT_MESSAGE_TYPES.CHAT_MESSAGES && sameIds(frame.messages as M[], this.stored);
-    this.down.push({ conn: this.conn, frame: clone(frame), replacesTaken: this.replacesTaken, clearsTaken: this.clearsTaken, requestsTaken: this.requestsTaken, whole });
+    this.down.push({ conn: this.conn, frame: clone(frame), taken: { ...this.taken }, whole });
   }
 
   /** A frame to one connection of this client (answers to its own frames): dropped if that connection closed. */
@@ -163,17 +112,17 @@ export class SimAgent {
       case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST: {
         // The request's body travels as JSON in `init.body`, as a fetch would carry it.
         const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] };
-        this.requestsTaken++;
+        this.taken.requests++;
         return this.request(me, frame.id as string, body.messages ?? [], this.world.nextReplyShape());
       }
       case CHAT_MESSAGE_TYPES.TOOL_APPROVAL: {
         return this.toolApproval(me, frame.toolCallId as string, frame.approved === true, frame.autoContinue === true);
       }
       case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
-        this.clearsTaken++;
+        this.taken.clears++;
         return this.clear(me, this.world.coin());
       case CHAT_MESSAGE_TYPES.CHAT_MESSAGES:
-        this.replacesTaken++;
+        this.taken.replaces++;
         return this.replaceStored(me, frame.messages as M[]);
       case CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL:
         return this.cancel(frame.id as string);

@@ -4,7 +4,8 @@ import type { AgentSocket } from "../core/connection";
 import { AgentProtocol, type TestAgentProtocolOptions, type TestHandler, identityOf } from "./agent-protocol";
 import { type OtherTab, otherTab } from "./other-tab";
 import { type Reply, replyChunks } from "./replies";
-import { type Down, type M, SimAgent, type WorldPort, clone } from "./sim-agent";
+import { SimAgent } from "./sim-agent";
+import { type Down, type M, type WorldPort, clone } from "./sim-port";
 import { TestSocket, httpAddress, interceptFetch, releaseFetch, testWebSocket } from "./test-socket";
 
 /** What a reply function is told about the turn it answers. */
@@ -330,7 +331,7 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
   /** A frame of the `Agent` protocol to connection `conn`, in order with the chat's. */
   #toClient(conn: number, frame: Record<string, unknown>): void {
     const server = this.#server;
-    this.#down.push({ conn, frame: clone(frame), replacesTaken: server.replacesTaken, clearsTaken: server.clearsTaken, requestsTaken: server.requestsTaken, whole: false });
+    this.#down.push({ conn, frame: clone(frame), taken: { ...server.taken }, whole: false });
     this.#schedule();
   }
 

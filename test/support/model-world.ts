@@ -7,7 +7,8 @@ import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
 import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
 import { defaultSettings } from "./model-harness";
-import { type Down, SimAgent } from "../../src/testing/sim-agent";
+import { SimAgent } from "../../src/testing/sim-agent";
+import type { Down } from "../../src/testing/sim-port";
 import { WorldClock } from "./world/clock";
 import { WorldStore } from "./world/store";
 import { createChatPersistence } from "../../src/persist";
@@ -252,7 +253,7 @@ export class World implements WorldPort {
 
   /** `setMessages` calls that sent their list. */
   private replaces = 0;
-  /** This client's chat requests, in the order the server took them (`Down.requestsTaken` counts them). */
+  /** This client's chat requests, in the order the server took them (`Down.taken.requests` counts them). */
   private readonly requestsTaken: Array<Record<string, unknown>> = [];
   /** This client's clears, and whether each was made with the socket down (then nothing holds back stale broadcasts). */
   private readonly clears: boolean[] = [];
@@ -728,14 +729,14 @@ export class World implements WorldPort {
     // A probe takes an offer of a request this client already owns (see `GAPS`).
     if (frame.kind === "resuming" && m.local.has(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
-    const stale = next.replacesTaken < this.replaces || next.clearsTaken < this.clears.length;
+    const stale = next.taken.replaces < this.replaces || next.taken.clears < this.clears.length;
     if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();
     if (frame.kind === "messages" || frame.kind === "message-updated") {
-      if (next.replacesTaken < this.replaces) this.unpromised.add("a transcript frame the server sent before it took this client's setMessages arrived after it");
+      if (next.taken.replaces < this.replaces) this.unpromised.add("a transcript frame the server sent before it took this client's setMessages arrived after it");
       // A clear made offline holds nothing back (it needs an open socket so that the clear reaches the server before its read).
-      if (this.clears.slice(next.clearsTaken).includes(true)) this.unpromised.add("a transcript frame the server sent before it took this client's offline clear arrived after it");
+      if (this.clears.slice(next.taken.clears).includes(true)) this.unpromised.add("a transcript frame the server sent before it took this client's offline clear arrived after it");
       // Nor against this client's own chat request: what the request carried and the frame lacks, the request writes back.
-      if (frame.kind === "messages" && this.laterRequestWritesBack(next.requestsTaken, frame.messages)) {
+      if (frame.kind === "messages" && this.laterRequestWritesBack(next.taken.requests, frame.messages)) {
         this.unpromised.add("a transcript frame the server sent before it took this client's chat request arrived after it, without a message the request carried");
       }
     }

@@ -4,7 +4,7 @@
  * (the same module `agents-vue/testing` ships).
  */
 
-export { type Chunk, type M, type Part, type WorldPort, SimulationError as WorldError, clone } from "../../../src/testing/sim-agent";
+export { type Chunk, type M, type Part, type WorldPort, SimulationError as WorldError, clone } from "../../../src/testing/sim-port";
 
 /** One thing that happens, interpreted against the world's state when it runs (a no-op when it cannot apply). */
 export type Command =
