@@ -568,7 +568,7 @@ async function main(): Promise<void> {
 
     // Profile A's worst streaming scenario, and B in the same scenario for
     // contrast; and A's long transcript when its own target is missed.
-    const worst = worstScenario(records);
+    const worst = process.env.BENCH_PROFILE_SCENARIO ?? worstScenario(records);
     const plan: Array<{ scenario: string; client: Client }> = worst ? (["A", "B"] as const).map((client) => ({ scenario: worst, client })) : [];
     if (worst !== "long" && longRatio(records) > 1.5) plan.push({ scenario: "long", client: "A" });
     const bundles = new Map<string, string>();

@@ -163,3 +163,55 @@ describe("the shipped session at its I/O boundary", () => {
     expect(out.error.value).toBeUndefined();
   });
 });
+
+describe("Rule (one parse per frame)", () => {
+  /** Every `JSON.parse` our own code (src/) makes while `run` runs, by the text it parsed. */
+  async function parsesByOurCode(run: () => Promise<void>): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    const parse = JSON.parse;
+    const spy = vi.spyOn(JSON, "parse").mockImplementation(function (this: unknown, text: string, reviver?: Parameters<typeof JSON.parse>[1]) {
+      // The caller: the first frame outside this file and the spy's library; ours when its file is under src/.
+      const caller = (new Error().stack ?? "").split("\n").slice(1).find((line) => !line.includes("session.test.ts") && !/node_modules[\\/](@vitest|tinyspy|vitest)/.test(line)) ?? "";
+      if (/[\\/]src[\\/]/.test(caller)) counts.set(text, (counts.get(text) ?? 0) + 1);
+      return parse.call(this, text, reviver);
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return counts;
+  }
+
+  it("a frame of this client's own reply is parsed once by the client, and its text deltas' bodies never", async () => {
+    const { socket, out, session } = start();
+    await openIdle(socket, session);
+    const { id } = await sendFirst(socket, session);
+    const chunks = textReply("a1", Array.from({ length: 20 }, (_, n) => `w${n} `));
+    const frames = chunks.map((chunk, seq) => JSON.stringify({ type: "cf_agent_use_chat_response", id, body: JSON.stringify(chunk), done: false, seq }));
+    frames.push(JSON.stringify({ type: "cf_agent_use_chat_response", id, body: "", done: true }));
+    const counts = await parsesByOurCode(async () => {
+      for (const frame of frames) socket.push(frame);
+      await vi.waitFor(() => expect(out.status.value).toBe("ready"));
+    });
+    expect(text(out.messages.value[1])).toBe(Array.from({ length: 20 }, (_, n) => `w${n} `).join(""));
+    for (const frame of frames) expect(counts.get(frame), frame).toBe(1);
+    const deltaBodies = chunks.filter((chunk) => chunk.type === "text-delta").map((chunk) => JSON.stringify(chunk));
+    for (const body of deltaBodies) expect(counts.get(body), body).toBeUndefined();
+  });
+
+  it("a frame of a reply another client started is parsed once, and its body once: the observed overlay builds from it", async () => {
+    const { socket, out, session } = start();
+    await openIdle(socket, session);
+    socket.push({ type: "cf_agent_chat_messages", messages: [{ id: "u9", role: "user", parts: [{ type: "text", text: "elsewhere" }] }] });
+    await vi.waitFor(() => expect(out.messages.value).toHaveLength(1));
+    const chunks = textReply("a9", ["x ", "y ", "z"]);
+    const frames = chunks.map((chunk) => JSON.stringify({ type: "cf_agent_use_chat_response", id: "other", body: JSON.stringify(chunk), done: false }));
+    const counts = await parsesByOurCode(async () => {
+      for (const frame of frames) socket.push(frame);
+      await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("x y z"));
+    });
+    for (const frame of frames) expect(counts.get(frame), frame).toBe(1);
+    for (const chunk of chunks) expect(counts.get(JSON.stringify(chunk)), JSON.stringify(chunk)).toBe(1);
+  });
+});
