@@ -3,6 +3,9 @@ import type { AgentConnection } from "agents/chat/transport";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf } from "./address";
 import type { Cell } from "./chat-state";
 
+// Development-only code is guarded inline (see core/diagnostics.ts).
+declare const process: { env: { NODE_ENV?: string } };
+
 type Listener = (event: MessageEvent) => void;
 
 /**
@@ -114,20 +117,30 @@ export interface ProbeAnswer {
   status: number | null;
 }
 
-/** What the answer means for a socket that could not open, and what to check. */
+/**
+ * What the answer means for a socket that could not open, and, in development builds, what to check (the
+ * hint is for the developer; a production build keeps the cause only).
+ */
 function explain(agent: string, { status }: ProbeAnswer): [cause: string, hint: string] {
-  if (status === null) return [": no answer from the server", "Is it running, and does it allow this origin?"];
+  if (status === null) return [": no answer from the server", process.env.NODE_ENV !== "production" ? "Is it running, and does it allow this origin?" : ""];
   const http = `HTTP ${status}`;
   if (status === 400 || status === 404) {
     return [
       `: the server answered ${http}, not a WebSocket`,
-      `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
-        `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+      process.env.NODE_ENV !== "production"
+        ? `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
+          `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+        : ""
     ];
   }
-  if (status === 401 || status === 403) return [`: the server refused with ${http}`, "Check the credentials in `query` and onBeforeConnect."];
-  if (status > 501 && status < 505) return [`: the server answered ${http}`, "A proxy could not reach the worker: is it running?"];
-  return [`: the server answered ${http}, not a WebSocket`, "Check that this address reaches routeAgentRequest(), and the worker's logs."];
+  if (status === 401 || status === 403) {
+    return [`: the server refused with ${http}`, process.env.NODE_ENV !== "production" ? "Check the credentials in `query` and onBeforeConnect." : ""];
+  }
+  if (status > 501 && status < 505) return [`: the server answered ${http}`, process.env.NODE_ENV !== "production" ? "A proxy could not reach the worker: is it running?" : ""];
+  return [
+    `: the server answered ${http}, not a WebSocket`,
+    process.env.NODE_ENV !== "production" ? "Check that this address reaches routeAgentRequest(), and the worker's logs." : ""
+  ];
 }
 
 /** Where a failed connection attempt was pointed, and what a probe learned about it. */

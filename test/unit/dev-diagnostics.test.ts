@@ -64,7 +64,10 @@ const developerHints = [
   "the reserved separator",
   "it keys React's cache of an async query",
   "Server-side routing (basePath) may pick the instance per session",
-  "an Agent's @callable() methods answer only"
+  "an Agent's @callable() methods answer only",
+  "binds it as a Durable Object",
+  "Check the credentials in `query`",
+  "and the worker's logs"
 ];
 
 // The short production forms of those messages.
@@ -75,7 +78,8 @@ const shortForms = [
   "lacks \"agent\" or \"name\".",
   "useAgent ignores",
   "instead of",
-  "the host serves no native callable"
+  "the host serves no native callable",
+  ", not a WebSocket"
 ];
 
 describe("developer diagnostics", () => {
