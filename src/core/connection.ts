@@ -62,6 +62,8 @@ export interface DeliverableFrame {
 interface DeltaRun {
   id: string;
   continuation: boolean;
+  /** A replayed run: replayed and live deltas never merge (the transport ends its replay batch on the first live frame). */
+  replay: boolean;
   /** Chunk type and part id: deltas merge only within one part. */
   key: string;
   type: string;
@@ -307,17 +309,21 @@ export class SocketBridge {
   };
 
   /**
-   * Hands a response frame to the transport's streams. Consecutive live text
-   * or reasoning deltas of one part are merged into one frame, delivered at
-   * the end of the current task burst (or before any other frame), so a fast
-   * stream runs the AI SDK's per-chunk pipeline once per burst instead of
-   * once per token. Replays are batched by the transport itself.
+   * Hands a response frame to the transport's streams. Consecutive text or
+   * reasoning deltas of one part are merged into one frame, delivered at the
+   * end of the current task burst (or before any other frame), so a fast
+   * stream runs upstream's transport and the AI SDK's per-chunk pipeline once
+   * per burst instead of once per token. Replayed deltas merge too (the
+   * transport would merge their chunks itself, after parsing each frame),
+   * except a continuation's: the transport drops the replayed chunks it
+   * already applied by their `seq`, one chunk at a time.
    */
   deliver(frame: DeliverableFrame, data: string): void {
     if (this.#messageListeners.size === 0) return;
-    const delta = frame.replay || frame.done || frame.error || frame.replayComplete ? undefined : readDelta(frame.body);
+    const mergeable = !(frame.done || frame.error || frame.replayComplete || (frame.replay && frame.continuation));
+    const delta = mergeable ? readDelta(frame.body) : undefined;
     const run = this.#run;
-    if (delta && run && run.id === frame.id && run.continuation === frame.continuation && run.key === delta.key) {
+    if (delta && run && run.id === frame.id && run.continuation === frame.continuation && run.replay === frame.replay && run.key === delta.key) {
       run.text += delta.text;
       run.merged++;
       if (frame.seq !== undefined) run.seq = frame.seq;
@@ -328,7 +334,7 @@ export class SocketBridge {
       this.#forwardToStreams(data);
       return;
     }
-    this.#run = { ...delta, id: frame.id, continuation: frame.continuation, seq: frame.seq, data, merged: 1 };
+    this.#run = { ...delta, id: frame.id, continuation: frame.continuation, replay: frame.replay, seq: frame.seq, data, merged: 1 };
     this.#runTimer = setTimeout(this.#flushRun, 0);
   }
 
@@ -349,6 +355,7 @@ export class SocketBridge {
     const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
     const merged: Record<string, unknown> = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: run.id, body, done: false };
     if (run.continuation) merged.continuation = true;
+    if (run.replay) merged.replay = true;
     if (run.seq !== undefined) merged.seq = run.seq;
     this.#forwardToStreams(JSON.stringify(merged));
   };

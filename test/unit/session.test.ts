@@ -165,14 +165,16 @@ describe("the shipped session at its I/O boundary", () => {
 });
 
 describe("Rule (one parse per frame)", () => {
-  /** Every `JSON.parse` our own code (src/) makes while `run` runs, by the text it parsed. */
-  async function parsesByOurCode(run: () => Promise<void>): Promise<Map<string, number>> {
-    const counts = new Map<string, number>();
+  /** Every `JSON.parse` of a text while `run` runs: our own code's (src/) by the text parsed, and the response frames upstream's transport parsed. */
+  async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, number>; transport: string[] }> {
+    const ours = new Map<string, number>();
+    const transport: string[] = [];
     const parse = JSON.parse;
     const spy = vi.spyOn(JSON, "parse").mockImplementation(function (this: unknown, text: string, reviver?: Parameters<typeof JSON.parse>[1]) {
-      // The caller: the first frame outside this file and the spy's library; ours when its file is under src/.
+      // The caller: the first frame outside this file and the spy's library.
       const caller = (new Error().stack ?? "").split("\n").slice(1).find((line) => !line.includes("session.test.ts") && !/node_modules[\\/](@vitest|tinyspy|vitest)/.test(line)) ?? "";
-      if (/[\\/]src[\\/]/.test(caller)) counts.set(text, (counts.get(text) ?? 0) + 1);
+      if (/[\\/]src[\\/]/.test(caller)) ours.set(text, (ours.get(text) ?? 0) + 1);
+      else if (/node_modules[\\/]agents[\\/]/.test(caller) && text.includes('"type":"cf_agent_use_chat_response"')) transport.push(text);
       return parse.call(this, text, reviver);
     });
     try {
@@ -180,8 +182,9 @@ describe("Rule (one parse per frame)", () => {
     } finally {
       spy.mockRestore();
     }
-    return counts;
+    return { ours, transport };
   }
+  const parsesByOurCode = async (run: () => Promise<void>) => (await parses(run)).ours;
 
   it("a frame of this client's own reply is parsed once by the client, and its text deltas' bodies never", async () => {
     const { socket, out, session } = start();
@@ -213,5 +216,27 @@ describe("Rule (one parse per frame)", () => {
     });
     for (const frame of frames) expect(counts.get(frame), frame).toBe(1);
     for (const chunk of chunks) expect(counts.get(JSON.stringify(chunk)), JSON.stringify(chunk)).toBe(1);
+  });
+
+  it("consecutive deltas of one part, live or replayed, reach upstream's transport as one frame per burst", async () => {
+    const { socket, out, session } = start();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    const words = Array.from({ length: 40 }, (_, n) => `w${n} `);
+    const chunks = textReply("a1", words);
+    const counted = await parses(async () => {
+      socket.push({ type: "cf_agent_stream_resuming", id: "r1", probeId: probes(socket)[0]!.probeId });
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
+      // The server's buffer of the running turn (start, text-start, 20 deltas), then its live rest.
+      chunks.slice(0, 22).forEach((chunk, seq) => socket.chunk("r1", chunk, { seq, replay: true }));
+      socket.push({ type: "cf_agent_use_chat_response", id: "r1", body: "", done: false, replay: true, replayComplete: true });
+      chunks.slice(22).forEach((chunk, n) => socket.chunk("r1", chunk, { seq: 22 + n }));
+      socket.done("r1");
+      await vi.waitFor(() => expect(text(out.messages.value[0])).toBe(words.join("")));
+    });
+    expect(out.messages.value.map((message) => message.id)).toEqual(["a1"]);
+    // start, text-start, one replayed run, the replay's end, one live run, text-end, finish, done: 8 frames where 45 came.
+    expect(counted.transport.length).toBe(8);
+    expect(counted.transport.filter((frame) => frame.includes("w0 w1 ")).length).toBe(1);
   });
 });
