@@ -76,20 +76,35 @@ interface DeltaRun {
   merged: number;
 }
 
+const TEXT_DELTA = '{"type":"text-delta","id":"';
+const REASONING_DELTA = '{"type":"reasoning-delta","id":"';
+const DELTA_FIELD = '","delta":"';
+
 /**
  * A plain text or reasoning delta (no provider metadata), or undefined. The
  * server writes these chunks as `{"type":…,"id":…,"delta":…}`; the delta is
  * kept as escaped JSON string content, so merging never parses or re-escapes
  * it (two escaped runs concatenate into a valid escaped run).
+ * Read by prefix and quotes, not by a regular expression: it runs on every
+ * frame of a stream.
  */
-const DELTA_CHUNK = /^\{"type":"((?:text|reasoning)-delta)","id":"([^"\\]*)","delta":"(.*)"\}$/s;
-
-function readDelta(body: string): Pick<DeltaRun, "key" | "type" | "partId" | "text"> | undefined {
-  if (!body.endsWith('"}')) return undefined;
-  const match = DELTA_CHUNK.exec(body);
-  if (!match) return undefined;
-  const [, type, partId, text] = match as unknown as [string, string, string, string];
-  return { key: `${type}:${partId}`, type, partId, text };
+export function readDelta(body: string): Pick<DeltaRun, "key" | "type" | "partId" | "text"> | undefined {
+  const type = body.startsWith(TEXT_DELTA) ? "text-delta" : body.startsWith(REASONING_DELTA) ? "reasoning-delta" : undefined;
+  if (!type || !body.endsWith('"}')) return undefined;
+  const idStart = type.length + 17;
+  const idEnd = body.indexOf('"', idStart);
+  const partId = body.slice(idStart, idEnd);
+  if (idEnd < 0 || partId.includes("\\") || !body.startsWith(DELTA_FIELD, idEnd)) return undefined;
+  const start = idEnd + DELTA_FIELD.length;
+  const end = body.length - 2;
+  if (end < start) return undefined;
+  // The delta is one JSON string up to the closing `"}`: every quote before its end is escaped, the last one is not.
+  for (let quote = body.indexOf('"', start); quote !== -1 && quote <= end; quote = body.indexOf('"', quote + 1)) {
+    let slashes = 0;
+    while (body.charCodeAt(quote - 1 - slashes) === 92) slashes++;
+    if ((slashes % 2 === 0) !== (quote === end)) return undefined;
+  }
+  return { key: `${type}:${partId}`, type, partId, text: body.slice(start, end) };
 }
 
 /** The fields of a close event the client reads. */

@@ -164,27 +164,28 @@ describe("the shipped session at its I/O boundary", () => {
   });
 });
 
-describe("Rule (one parse per frame)", () => {
-  /** Every `JSON.parse` of a text while `run` runs: our own code's (src/) by the text parsed, and the response frames upstream's transport parsed. */
-  async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, number>; transport: string[] }> {
-    const ours = new Map<string, number>();
-    const transport: string[] = [];
-    const parse = JSON.parse;
-    const spy = vi.spyOn(JSON, "parse").mockImplementation(function (this: unknown, text: string, reviver?: Parameters<typeof JSON.parse>[1]) {
-      // The caller: the first frame outside this file and the spy's library.
-      const caller = (new Error().stack ?? "").split("\n").slice(1).find((line) => !line.includes("session.test.ts") && !/node_modules[\\/](@vitest|tinyspy|vitest)/.test(line)) ?? "";
-      if (/[\\/]src[\\/]/.test(caller)) ours.set(text, (ours.get(text) ?? 0) + 1);
-      else if (/node_modules[\\/]agents[\\/]/.test(caller) && text.includes('"type":"cf_agent_use_chat_response"')) transport.push(text);
-      return parse.call(this, text, reviver);
-    });
-    try {
-      await run();
-    } finally {
-      spy.mockRestore();
-    }
-    return { ours, transport };
+/** Every `JSON.parse` of a text while `run` runs: our own code's (src/) by the text parsed, and the response frames upstream's transport parsed. */
+async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, number>; transport: string[] }> {
+  const ours = new Map<string, number>();
+  const transport: string[] = [];
+  const parse = JSON.parse;
+  const spy = vi.spyOn(JSON, "parse").mockImplementation(function (this: unknown, text: string, reviver?: Parameters<typeof JSON.parse>[1]) {
+    // The caller: the first frame outside this file and the spy's library.
+    const caller = (new Error().stack ?? "").split("\n").slice(1).find((line) => !line.includes("session.test.ts") && !/node_modules[\\/](@vitest|tinyspy|vitest)/.test(line)) ?? "";
+    if (/[\\/]src[\\/]/.test(caller)) ours.set(text, (ours.get(text) ?? 0) + 1);
+    else if (/node_modules[\\/]agents[\\/]/.test(caller) && text.includes('"type":"cf_agent_use_chat_response"')) transport.push(text);
+    return parse.call(this, text, reviver);
+  });
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
   }
-  const parsesByOurCode = async (run: () => Promise<void>) => (await parses(run)).ours;
+  return { ours, transport };
+}
+const parsesByOurCode = async (run: () => Promise<void>) => (await parses(run)).ours;
+
+describe("Rule (one parse per frame)", () => {
 
   it("a frame of this client's own reply is parsed once by the client, and its text deltas' bodies never", async () => {
     const { socket, out, session } = start();
@@ -198,9 +199,9 @@ describe("Rule (one parse per frame)", () => {
       await vi.waitFor(() => expect(out.status.value).toBe("ready"));
     });
     expect(text(out.messages.value[1])).toBe(Array.from({ length: 20 }, (_, n) => `w${n} `).join(""));
-    for (const frame of frames) expect(counts.get(frame), frame).toBe(1);
+    expect(frames.map((frame) => counts.get(frame))).toEqual(frames.map(() => 1));
     const deltaBodies = chunks.filter((chunk) => chunk.type === "text-delta").map((chunk) => JSON.stringify(chunk));
-    for (const body of deltaBodies) expect(counts.get(body), body).toBeUndefined();
+    expect(deltaBodies.filter((body) => counts.has(body))).toEqual([]);
   });
 
   it("a frame of a reply another client started is parsed once, and its body once: the observed overlay builds from it", async () => {
@@ -214,12 +215,12 @@ describe("Rule (one parse per frame)", () => {
       for (const frame of frames) socket.push(frame);
       await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("x y z"));
     });
-    for (const frame of frames) expect(counts.get(frame), frame).toBe(1);
-    for (const chunk of chunks) expect(counts.get(JSON.stringify(chunk)), JSON.stringify(chunk)).toBe(1);
+    expect(frames.map((frame) => counts.get(frame))).toEqual(frames.map(() => 1));
+    expect(chunks.map((chunk) => counts.get(JSON.stringify(chunk)))).toEqual(chunks.map(() => 1));
   });
 
   it("consecutive deltas of one part, live or replayed, reach upstream's transport as one frame per burst", async () => {
-    const { socket, out, session } = start();
+    const { socket, out } = start();
     socket.open();
     await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
     const words = Array.from({ length: 40 }, (_, n) => `w${n} `);
