@@ -188,12 +188,13 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         : atAddress((url) => readShared<M>(url, options, label, unreachable));
     // A read-back follows something the server did (stored a reply, cleared):
     // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
+    // One that did not reach the agent fails, with `persist` or without: it is made again, never read as empty.
     const readStored: TranscriptReader<M> | undefined =
       custom === null
         ? undefined
         : typeof custom === "function"
           ? fromServer
-          : atAddress((url) => fetchTranscript<M>(url, options, label, unreachable));
+          : atAddress((url) => fetchTranscript<M>(url, options, label, agentUnreachable));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
     const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));

@@ -6,8 +6,9 @@ import type { ChatModel } from "./model";
 import { firstReadAnswered, readAnswered } from "./model/transcript-rules";
 import type { SessionConfig } from "./settings";
 
-/** The first pause before a failed first load is made again (it doubles, up to 30 s). */
-const FIRST_LOAD_RETRY_MS = 1000;
+/** The first pause before a failed read is made again (it doubles, up to 30 s). */
+const RETRY_MS = 1000;
+const pauseAfter = (failures: number) => Math.min(RETRY_MS * 2 ** failures, 30_000);
 
 /** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
 const pushingAgents = new Set<string>();
@@ -25,6 +26,9 @@ export class TranscriptReads<M extends UIMessage> {
   #awaitsTranscript = false;
   /** First loads that failed in a row (see `#startFirstLoad`). */
   #failedLoads = 0;
+  /** Reads that failed in a row, and the timer that makes the last one again (see `reread`). */
+  #failedReads = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   readonly #config: SessionConfig<M>;
   readonly #model: ChatModel<M>;
@@ -83,15 +87,25 @@ export class TranscriptReads<M extends UIMessage> {
   reread(always: boolean, attempt = 1): boolean {
     const reader = this.#canRead ? this.#config.readStored : undefined;
     if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return false;
-    const read = this.#model.base.read(always, attempt);
+    const base = this.#model.base;
+    const read = base.read(always, attempt);
+    clearTimeout(this.#retryTimer);
     void readSafely(reader, this.#config.label).then((stored) => {
-      if (!this.#disposed()) readAnswered(this.#model, read, stored);
+      if (this.#disposed()) return;
+      readAnswered(this.#model, read, stored);
+      if (stored !== null) this.#failedReads = 0;
+      // Rule (a failed read is made again): the newest read that got no answer is made again after a growing
+      // pause; a newer read, answered or not, takes its place.
+      else if (read.id === base.newestRead) {
+        this.#retryTimer = setTimeout(() => base.newestRead === read.id && this.reread(always), pauseAfter(this.#failedReads++));
+      }
     });
     return true;
   }
 
   dispose(): void {
     clearTimeout(this.#timer);
+    clearTimeout(this.#retryTimer);
   }
 
   /** Whether the readers know where to read: a shared socket may name its address only once it connected. */
@@ -116,8 +130,7 @@ export class TranscriptReads<M extends UIMessage> {
       // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send
       // none (the probe's answer came before the read failed), so with the socket open it is also made again after a
       // growing pause; a closed socket's reconnect brings frames.
-      const pause = Math.min(FIRST_LOAD_RETRY_MS * 2 ** this.#failedLoads++, 30_000);
-      this.#timer = setTimeout(() => this.#model.link.open && this.#startFirstLoad(), pause);
+      this.#timer = setTimeout(() => this.#model.link.open && this.#startFirstLoad(), pauseAfter(this.#failedLoads++));
     });
   }
 

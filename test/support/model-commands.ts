@@ -25,6 +25,7 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 12, arbitrary: fc.integer({ min: 1, max: 4 }).map<Command>((count) => ({ kind: "deliver", count })) },
   { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "serveRead", pick })) },
   { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "answerRead", pick })) },
+  { weight: 1, arbitrary: nat.map<Command>((pick) => ({ kind: "failRead", pick })) },
   { weight: 1, arbitrary: fc.constant<Command>({ kind: "cut" }) },
   { weight: 2, arbitrary: fc.constant<Command>({ kind: "reopen" }) },
   { weight: 3, arbitrary: nat.map<Command>((pick) => ({ kind: "timer", pick })) },

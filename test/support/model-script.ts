@@ -18,7 +18,7 @@ export const strictly = (world: World): string[] => violations(world, true, fals
  * `stop`, `regenerate`, `clear`, `cut`, `reopen`, `up` (the server takes one
  * frame), `turn` (the server's turns move one step), `deliver N`, `fail`
  * (thrown) or `fail in-band`, `edit P`, `setMessages P`, `toolOutput P`,
- * `serveRead P`, `answerRead P`, `timer`, `store N` (the durable store
+ * `serveRead P`, `answerRead P`, `failRead P` (the network drops a read), `timer`, `store N` (the durable store
  * completes N operations, default 1), `restart K` (the tab dies, K picks how many of
  * its uncommitted writes commit, and a fresh page restores it), and other clients' `otherSend
  * [stale] [shape]`, `otherRegenerate [stale]`, `otherEdit stale pick`,
@@ -60,6 +60,7 @@ export function script(text: string): Command[] {
         case "toolOutput":
         case "serveRead":
         case "answerRead":
+        case "failRead":
         case "timer":
           return { kind: word, pick: n(0) };
         case "otherSend":

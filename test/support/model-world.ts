@@ -52,6 +52,7 @@ interface OpenRead {
   /** The stored transcript when the server answered; undefined while the request travels. */
   answer: M[] | undefined;
   respond: (response: Response) => void;
+  fail: (error: Error) => void;
 }
 
 /** What this client's user sent, to tell a lost message from one a clear or rewrite removed. */
@@ -313,10 +314,11 @@ export class World implements WorldPort {
     const socket = this.socket;
     const label = `${socket.agent}/${socket.name}`;
     // The readers `useAgentChat` builds for a socket it owns: the default `/get-messages` read through `fetch`.
+    // A read-back that did not reach the agent fails (it is made again); a first load without `persist` reads as empty.
     const reader = (first: boolean) => () => {
       this.readingFirst = first;
       const address = httpAddressOf(socket);
-      return address ? fetchTranscript<M>(messagesUrl(address), {}, label, options.persist ? unreachable : undefined) : Promise.resolve([]);
+      return address ? fetchTranscript<M>(messagesUrl(address), {}, label, options.persist || !first ? unreachable : undefined) : Promise.resolve([]);
     };
     // A reload runs the app's module again: `indexedDBPersistence()` is created anew over the same storage.
     const persist = options.persist ? this.watchQueued(createChatPersistence(this.store.handle())) : undefined;
@@ -412,8 +414,8 @@ export class World implements WorldPort {
   /** The fake `fetch`: a transcript read that travels until the world serves and answers it. */
   private fetch(url: string): Promise<Response> {
     if (!url.endsWith("/get-messages") || !this.lastRead) throw new WorldError(`the session fetched ${url}`);
-    return new Promise<Response>((respond) => {
-      this.reads.push({ read: this.lastRead!, first: this.readingFirst, answer: undefined, after: this.upSent, behind: 0, respond });
+    return new Promise<Response>((respond, fail) => {
+      this.reads.push({ read: this.lastRead!, first: this.readingFirst, answer: undefined, after: this.upSent, behind: 0, respond, fail });
       this.readingFirst = false;
     });
   }
@@ -609,6 +611,22 @@ export class World implements WorldPort {
         const answered = this.reads.filter((read) => this.answerable(read));
         const read = answered[command.pick % Math.max(answered.length, 1)];
         if (read) await this.answer(read);
+        return;
+      }
+      case "failRead": {
+        const open = this.reads[command.pick % Math.max(this.reads.length, 1)];
+        if (!open) return;
+        this.reads.splice(this.reads.indexOf(open), 1);
+        this.log.push(`  read ${open.read.id} failed`);
+        // The chat says it could not load the transcript: expected here, not worth the console.
+        const warn = console.warn;
+        console.warn = () => {};
+        try {
+          open.fail(new TypeError("Failed to fetch"));
+          await drain();
+        } finally {
+          console.warn = warn;
+        }
         return;
       }
       case "cut":
@@ -835,7 +853,7 @@ function carries(frame: Record<string, unknown>, id: string): boolean {
   return frame.type === "cf_agent_use_chat_request" && String((frame.init as { body?: unknown } | undefined)?.body ?? "").includes(`"id":"${id}"`);
 }
 
-/** What `useAgentChat` hands `fetchTranscript` with `persist`: a read that did not reach the agent fails (the cached copy stays). */
+/** What `useAgentChat` hands `fetchTranscript` for read-backs, and with `persist` for the first load: a read that did not reach the agent fails (it is made again; the cached copy stays). */
 function unreachable(why: string): never {
   throw new Error(`the agent did not answer (${why})`);
 }

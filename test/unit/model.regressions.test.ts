@@ -32,6 +32,19 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });
 
+  it("Rule (live reply overlay): a reply that started with nothing before it goes back after another tab's list that a frame brought meanwhile (seed 202)", async () => {
+    // This client's setMessages emptied the screen while its reply started; another tab's stale list put the question back.
+    const world = await play("send, up, turn, setMessages 0, up, turn, otherSetMessages 0 381");
+    expect(strictly(world)).toEqual([]);
+    expect(world.server.stored.map((message) => message.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("Rule (a failed read is made again): a clear's read that failed before the server took the clear keeps its hold until a read answers", async () => {
+    // Another tab's send reached this client before the clear reached the server, which then dropped it without an echo.
+    expect(strictly(await play("clear, failRead 0, otherSend 0 0"))).toEqual([]);
+    expect(strictly(await play("clear, failRead 0, otherSend 0 0", { persist: true }))).toEqual([]);
+  });
+
   it("Rule (idle proves nothing runs): an idle probe the server answers 'pending' is not left out (resume off)", async () => {
     expect(strictly(await play("send, cut"))).toEqual([]);
   });

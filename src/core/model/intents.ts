@@ -127,7 +127,7 @@ export class LocalIntents<M extends UIMessage> {
     const clear = this.clear;
     if (!clear || !newest || readId <= clear.afterRead) return undefined;
     this.clear = null;
-    // An answer that was not admitted (failed, or overtaken) proves nothing: what arrived stays.
+    // An answer that was not admitted (overtaken) proves nothing: what arrived stays. A failed read never gets here: it is made again.
     if (!stored) return { unconfirmed: new Set(), cleared: clear.cleared };
     const storedIds = new Set(stored.map((message) => message.id));
     const unconfirmed = new Set([...clear.arrived].filter((id) => !storedIds.has(id)));

@@ -161,6 +161,9 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   // Rule (an adopted send waits for a check): the outbox looks again once the check came back.
   if (m.intents.queued.some((entry) => entry.check !== undefined)) m.io.reconcile();
   if (admission === "retry") m.io.read(read.always, read.attempt + 1);
+  // Rule (a failed read is made again): no answer says nothing about the transcript. The shell makes the read
+  // again after a pause (`TranscriptReads`), and what waits for it (a clear's hold) waits for that one.
+  if (stored === null) return;
   let admitted = admission === "admit" ? stored : null;
   const ended = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
   if (ended?.unconfirmed.size) m.remove((message) => ended.unconfirmed.has(message.id));

@@ -28,6 +28,8 @@ export type Command =
   | { kind: "deliver"; count: number }
   | { kind: "serveRead"; pick: number }
   | { kind: "answerRead"; pick: number }
+  /** A read in flight fails: the network drops it before an answer arrives (`fetch` rejects). */
+  | { kind: "failRead"; pick: number }
   | { kind: "cut" }
   | { kind: "reopen" }
   | { kind: "timer"; pick: number }
