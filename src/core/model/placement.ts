@@ -70,6 +70,9 @@ export class ReplyPlacement<M extends UIMessage> {
     }
     // Rule (live reply overlay): where the frame has the reply is where it goes back when it finishes.
     if (index >= 0) protection.anchorId = snapshot[index - 1]?.id ?? null;
+    // A reply that started with nothing before it (a local setMessages emptied the screen), and a frame without it
+    // that holds messages (another tab's list): the server stores the reply after that list, so it goes back there.
+    else if (protection.anchorId === null && snapshot.length > 0) protection.anchorId = snapshot.at(-1)!.id;
     const live =
       current.find((message) => message.id === protection.assistantId) ??
       snapshot.find((message) => message.id === protection.assistantId);
