@@ -26,9 +26,10 @@ export class TranscriptReads<M extends UIMessage> {
   #awaitsTranscript = false;
   /** First loads that failed in a row (see `#startFirstLoad`). */
   #failedLoads = 0;
-  /** Reads that failed in a row, and the timer that makes the last one again (see `reread`). */
+  /** Reads that failed in a row, and the timer that makes the last one again, and how (see `reread`). */
   #failedReads = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #retry: (() => void) | null = null;
 
   readonly #config: SessionConfig<M>;
   readonly #model: ChatModel<M>;
@@ -89,23 +90,41 @@ export class TranscriptReads<M extends UIMessage> {
     if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return false;
     const base = this.#model.base;
     const read = base.read(always, attempt);
-    clearTimeout(this.#retryTimer);
+    this.#cancelRetry();
     void readSafely(reader, this.#config.label).then((stored) => {
       if (this.#disposed()) return;
       readAnswered(this.#model, read, stored);
       if (stored !== null) this.#failedReads = 0;
       // Rule (a failed read is made again): the newest read that got no answer is made again after a growing
-      // pause; a newer read, answered or not, takes its place.
+      // pause, or at once when the socket opens again (the agent is back); a newer read takes its place.
       else if (read.id === base.newestRead) {
-        this.#retryTimer = setTimeout(() => base.newestRead === read.id && this.reread(always), pauseAfter(this.#failedReads++));
+        this.#retry = () => base.newestRead === read.id && this.reread(always);
+        this.#retryTimer = setTimeout(() => this.#retryNow(), pauseAfter(this.#failedReads++));
       }
     });
     return true;
   }
 
+  /** The socket opened: a failed read waiting for its pause is made again now. */
+  opened(): void {
+    this.#failedReads = 0;
+    this.#retryNow();
+  }
+
+  #retryNow(): void {
+    const retry = this.#retry;
+    this.#cancelRetry();
+    retry?.();
+  }
+
+  #cancelRetry(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retry = null;
+  }
+
   dispose(): void {
     clearTimeout(this.#timer);
-    clearTimeout(this.#retryTimer);
+    this.#cancelRetry();
   }
 
   /** Whether the readers know where to read: a shared socket may name its address only once it connected. */

@@ -206,6 +206,7 @@ export class ChatSession<M extends UIMessage> {
   #onSocketOpen(): void {
     if (this.#disposed) return;
     this.#outbox.store?.opened();
+    this.#reads.opened();
     const edge = socketOpened(this.#model, Date.now());
     if (edge === "first") {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.

@@ -77,6 +77,15 @@ describe("the model's world restarts this client from its persisted state", () =
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (an adopted send waits for a check): a check read that failed is made again, and the adopted send waits for its answer (seed 870412256)", async () => {
+    // Before: a failed check read let the adopted send go unchecked, and the server got it a second time.
+    const world = await play("restart 0, store 2, send, store 2, reopen, restart 16, store 2, store 2, failRead 0, up", { persist: true });
+    const id = world.sent[0]!.id;
+    expect(world.submitted.get(id)).toBe(1);
+    expect(queue(world)).toEqual([]);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (a clear empties the outbox): a clear on the restored page drops the send the dead page had delivered, which an adoption under way had read", async () => {
     // Seed 276524525 of `npm run test:model` (200,000 runs): the page died before the store's removal of its delivered
     // send committed; the restored page cleared while its adoption was reading the store, then adopted the send, read

@@ -185,6 +185,42 @@ async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, num
 }
 const parsesByOurCode = async (run: () => Promise<void>) => (await parses(run)).ours;
 
+describe("Rule (a failed read is made again)", () => {
+  it("a read-back that got no answer is made again, at once when the socket opens again, and is never taken for an empty transcript", async () => {
+    const stored: UIMessage[] = [{ id: "u1", role: "user", parts: [{ type: "text", text: "kept" }] }];
+    let reads = 0;
+    let failing = true;
+    // Without resyncOnReconnect the reopen reads nothing of its own: the second read is the failed one made again.
+    const started = nodeSession(() => stored, { resyncOnReconnect: false }, {
+      readStored: async () => {
+        reads++;
+        if (failing) throw new Error("the agent did not answer (Failed to fetch)");
+        return stored;
+      }
+    });
+    sessions.push(started.session);
+    const { socket, out, session } = started;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      await openIdle(socket, session);
+      expect(out.messages.value.map((message) => message.id)).toEqual(["u1"]);
+      session.clearHistory();
+      await vi.waitFor(() => expect(reads).toBe(1));
+      // Another tab's message reached this client before its clear reached the server, which then dropped it.
+      socket.push({ type: "cf_agent_chat_messages", messages: [{ id: "o1", role: "user", parts: [{ type: "text", text: "other" }] }] });
+      await vi.waitFor(() => expect(out.messages.value.map((message) => message.id)).toEqual(["o1"]));
+      failing = false;
+      stored.length = 0;
+      socket.drop();
+      socket.open();
+      await vi.waitFor(() => expect(reads).toBe(2));
+      await vi.waitFor(() => expect(out.messages.value).toEqual([]));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});
+
 describe("Rule (one parse per frame)", () => {
 
   it("a frame of this client's own reply is parsed once by the client, and its text deltas' bodies never", async () => {

@@ -39,7 +39,7 @@ export class TranscriptBase {
    * delivered if one did. Never cleared: the server held it once.
    */
   readonly delivered = new Set<string>();
-  /** The newest read whose answer (or failure) came back. */
+  /** The newest read that came back with an answer (a failed one is made again, see `readAnswered`). */
   settledRead = 0;
   /**
    * The version of the transcript the base holds once the server stamps
@@ -152,8 +152,9 @@ export class TranscriptBase {
 
   /** A read came back, with the server's transcript or (`null`) without (see `delivered`, `settledRead`). */
   readSettled(read: TranscriptRead, stored: Iterable<{ id: string }> | null): void {
+    if (stored === null) return;
     this.settledRead = Math.max(this.settledRead, read.id);
-    for (const message of stored ?? []) this.delivered.add(message.id);
+    for (const message of stored) this.delivered.add(message.id);
   }
 
   /** The empty reply shells among a list the server stores (see `shells`). */

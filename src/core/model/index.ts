@@ -167,8 +167,9 @@ export class ChatModel<M extends UIMessage> {
    * conversation stored and never saw end (it died, perhaps mid-request) join
    * the queue ahead of this page's and wait for a read that left after they
    * were adopted: the server's transcript then says whether that page
-   * delivered them (`takeDelivered`). A read that fails lets them go; a chat
-   * with no reader sends them unchecked. Returns whether any were adopted.
+   * delivered them (`takeDelivered`). A read that fails is made again, and
+   * they wait for one that answers (sent twice would break "exactly once");
+   * a chat with no reader sends them unchecked. Returns whether any were adopted.
    */
   adopt(messages: readonly M[]): boolean {
     const queued = this.intents.queued;
