@@ -86,6 +86,13 @@ describe("the model's world restarts this client from its persisted state", () =
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (an adopted send waits for a check): a first load that failed with nothing cached makes a read for the check, so the adopted send is not stuck (seed 429193877)", async () => {
+    const world = await play("send, store 4, store 2, restart 0, store 4, reopen, failRead 0, failRead 0", { load: true, persist: true });
+    const id = world.sent[0]!.id;
+    expect(world.submitted.get(id)).toBe(1);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (a clear empties the outbox): a clear on the restored page drops the send the dead page had delivered, which an adoption under way had read", async () => {
     // Seed 276524525 of `npm run test:model` (200,000 runs): the page died before the store's removal of its delivered
     // send committed; the restored page cleared while its adoption was reading the store, then adopted the send, read

@@ -139,6 +139,9 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   }
   m.base.firstLoad = "done";
   m.base.readSettled(read, stored);
+  // Rule (an adopted send waits for a check): a first load that failed answers no check, so a read is made (and
+  // made again until one answers, see `readAnswered`).
+  if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.io.read(true);
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
   if (!stored || !m.base.admitFirst(read, true)) return true;
