@@ -111,14 +111,17 @@ export function messagesUrl(url: string): string {
   return `${http.replace(/\/+$/, "")}/get-messages${rest}`;
 }
 
-/** Runs a transcript reader; failures are reported here and read as `null`. */
-export async function readSafely<M extends UIMessage>(read: () => Promise<M[]>, label: string): Promise<M[] | null> {
+/**
+ * Runs a transcript reader; failures are reported here and read as `null`.
+ * `again`: the read repeats one that failed, whose warning was already given.
+ */
+export async function readSafely<M extends UIMessage>(read: () => Promise<M[]>, label: string, again = false): Promise<M[] | null> {
   try {
     const stored = await read();
     if (Array.isArray(stored)) return stored;
-    console.warn(`[agents-vue] The stored transcript of ${label} is not an array; ignoring it.`);
+    if (!again) console.warn(`[agents-vue] The stored transcript of ${label} is not an array; ignoring it.`);
   } catch (error) {
-    console.warn(`[agents-vue] Could not read the transcript of ${label}:`, errorText(error));
+    if (!again) console.warn(`[agents-vue] Could not read the transcript of ${label}:`, errorText(error));
   }
   return null;
 }

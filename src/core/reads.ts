@@ -91,7 +91,8 @@ export class TranscriptReads<M extends UIMessage> {
     const base = this.#model.base;
     const read = base.read(always, attempt);
     this.#cancelRetry();
-    void readSafely(reader, this.#config.label).then((stored) => {
+    // A read made again after failures says nothing new when it fails too: one warning per run of failures.
+    void readSafely(reader, this.#config.label, this.#failedReads > 0).then((stored) => {
       if (this.#disposed()) return;
       readAnswered(this.#model, read, stored);
       if (stored !== null) this.#failedReads = 0;
@@ -143,7 +144,7 @@ export class TranscriptReads<M extends UIMessage> {
     if (!this.#canRead) return this.#firstLoadDone();
     this.#config.cells.loading.value = true;
     const read = (base.firstLoad = base.read(false));
-    void readSafely(load, this.#config.label).then((stored) => {
+    void readSafely(load, this.#config.label, this.#failedLoads > 0).then((stored) => {
       if (this.#disposed() || base.firstLoad !== read) return;
       if (firstReadAnswered(this.#model, read, stored)) return this.#firstLoadDone();
       // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send

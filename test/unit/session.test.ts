@@ -219,6 +219,45 @@ describe("Rule (a failed read is made again)", () => {
       warn.mockRestore();
     }
   });
+
+  it("a read that keeps failing warns once for the run of failures, not at every retry", async () => {
+    let reads = 0;
+    let failing = true;
+    const started = nodeSession(() => [], { resyncOnReconnect: false }, {
+      readStored: async () => {
+        reads++;
+        if (failing) throw new Error("Failed to fetch");
+        return [];
+      }
+    });
+    sessions.push(started.session);
+    const { socket, session } = started;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const readWarnings = () => warn.mock.calls.filter((call) => String(call[0]).includes("Could not read the transcript")).length;
+    try {
+      await openIdle(socket, session);
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      session.clearHistory();
+      await vi.waitFor(() => expect(reads).toBe(1));
+      // The retries come after 1 s, then 2 s, then 4 s.
+      for (const [pause, after] of [[1000, 2], [2000, 3], [4000, 4]] as const) {
+        await vi.advanceTimersByTimeAsync(pause);
+        await vi.waitFor(() => expect(reads).toBe(after));
+      }
+      expect(readWarnings()).toBe(1);
+      failing = false;
+      await vi.advanceTimersByTimeAsync(8000);
+      await vi.waitFor(() => expect(reads).toBe(5));
+      // A new run of failures is said again.
+      failing = true;
+      session.clearHistory();
+      await vi.waitFor(() => expect(reads).toBe(6));
+      await vi.waitFor(() => expect(readWarnings()).toBe(2));
+    } finally {
+      vi.useRealTimers();
+      warn.mockRestore();
+    }
+  });
 });
 
 describe("Rule (one parse per frame)", () => {
