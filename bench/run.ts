@@ -656,7 +656,7 @@ function worstScenario(records: RunRecord[]): string | null {
     const b = task("B");
     const c = task("C");
     if (a === null) continue;
-    const factor = Math.max(b ? a / b / 0.6 : 0, c ? a / c / 1.5 : 0);
+    const factor = Math.max(b ? a / b / 0.6 : 0, c ? a / c / 1.4 : 0);
     if (factor > worstFactor) {
       worstFactor = factor;
       worst = scenario;
