@@ -1,7 +1,7 @@
 import { AgentClient, type AgentClientOptions } from "agents/client";
 import { isRef, markRaw, toValue } from "vue";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
-import type { AgentSocket } from "./core/connection";
+import { type AgentSocket, openDirectLane } from "./core/connection";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChatClientOptions, UseAgentChatOptions } from "./use-agent-chat-types";
 
@@ -60,6 +60,7 @@ export function targetOf(options: Pick<UseAgentChatOptions, "agent" | "client">)
       query: fields.query as AgentClientOptions["query"]
     })
   ) as unknown as AgentSocket;
+  openDirectLane(socket);
   // A sub-agent chat is the conversation of the deepest step.
   const leaf = fields.sub.at(-1) ?? { agent: fields.agent, name: fields.name };
   if (fields.sub.length > 0) {

@@ -230,12 +230,17 @@ export class ChatSession<M extends UIMessage> {
     this.#scheduleReconcile();
   }
 
-  #onSocketData(data: unknown): void {
-    if (this.#disposed) return;
+  /** A frame arrived; true when it was a chat response frame. */
+  #onSocketData(data: unknown): boolean {
+    if (this.#disposed) return false;
     const frame = decodeSocketFrame<M>(data, this.#settings.onFrame, (key, message) => this.#warnLimited(key, message));
     if (frame?.kind !== "messages") this.#reads.frame(frame);
-    if (frame?.kind !== "response") return frame && this.#apply(frame, data as string);
+    if (frame?.kind !== "response") {
+      if (frame) this.#apply(frame, data as string);
+      return false;
+    }
     for (const admitted of this.#model.streams.admit(frame, data as string)) this.#apply(admitted.frame, admitted.raw);
+    return true;
   }
 
   #apply(frame: ChatFrame<M>, data: string): void {
