@@ -43,8 +43,10 @@ function words(text: string): string[] {
  * message id.
  */
 export function replyChunks(reply: Reply, turn: { replyId: string; continuation: boolean; newCallId: () => string }): ScriptedReply {
-  const steps: readonly ReplyStep[] = typeof reply === "string" ? [{ type: "text", text: reply }] : reply;
   const chunks: Chunk[] = [turn.continuation ? { type: "start" } : { type: "start", messageId: turn.replyId }];
+  // A reply of another shape (a test written without types) fails its turn, so the chat ends in `error`, never stuck.
+  if (typeof reply !== "string" && !Array.isArray(reply)) return badReply(chunks, `a reply must be a string or a list of steps, not ${JSON.stringify(reply)}`);
+  const steps: readonly ReplyStep[] = typeof reply === "string" ? [{ type: "text", text: reply }] : reply;
   let parts = 0;
   for (const step of steps) {
     switch (step.type) {
@@ -72,10 +74,18 @@ export function replyChunks(reply: Reply, turn: { replyId: string; continuation:
       case "chunk":
         chunks.push({ ...step.chunk });
         break;
+      default:
+        return badReply(chunks, `a reply step must have a known type, not ${JSON.stringify(step)}`);
     }
   }
   chunks.push({ type: "finish" });
   return { chunks };
+}
+
+function badReply(chunks: Chunk[], problem: string): ScriptedReply {
+  const message = `agents-vue/testing: ${problem}.`;
+  console.warn(message);
+  return { chunks, fail: { after: chunks.length, how: "thrown", message } };
 }
 
 /** The chunks of a reply: `start`, a text part of 1 to 4 words, maybe a client tool call, `finish`. */

@@ -4,7 +4,10 @@
  */
 import { resolve } from "node:path";
 import { build } from "esbuild";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { effectScope } from "vue";
+import { useAgentChat } from "../../src";
+import { createTestAgent, type Reply } from "../../src/testing";
 import { pageInNode } from "../support/node-renderer";
 import { ChatPanel, runScenario, scenarioAgent } from "../support/testing-kit";
 
@@ -19,6 +22,27 @@ describe("agents-vue/testing in Node", () => {
     const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
     cleanups.push(unmount, () => agent.dispose());
     await runScenario(agent, page);
+  });
+});
+
+describe("agents-vue/testing: a reply of the wrong shape", () => {
+  it("fails its turn with a warning naming the problem, so the chat ends in error instead of waiting for good", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const agent = createTestAgent({ replies: [{ text: "not a step list" } as unknown as Reply, [{ type: "txt", text: "typo" } as never], "fine"] });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose(), () => warn.mockRestore());
+    for (const [text, problem] of [["one", "a reply must be a string or a list of steps"], ["two", "a reply step must have a known type"]] as const) {
+      await chat.sendMessage({ text });
+      await agent.settled();
+      expect(chat.status.value).toBe("error");
+      expect(warn.mock.calls.some((call) => String(call[0]).includes(problem))).toBe(true);
+    }
+    chat.clearError();
+    await chat.sendMessage({ text: "three" });
+    await agent.settled();
+    expect(chat.status.value).toBe("ready");
+    expect(chat.messages.value.at(-1)?.parts).toContainEqual(expect.objectContaining({ type: "text", text: "fine" }));
   });
 });
 
