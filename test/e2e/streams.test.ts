@@ -82,6 +82,36 @@ describe("resume", () => {
   });
 });
 
+const isResponse = (event: Event) => String((event as MessageEvent).data).includes('"type":"cf_agent_use_chat_response"');
+
+describe("a chat's own socket hands it its frames directly", () => {
+  it("response frames skip PartySocket's event copies, yet a listener added to client sees every one", async () => {
+    const name = uniqueName("lane");
+    const { chat, unmount } = openChat(name, { body: { script: { chunks: 30, chunkDelayMs: 0 } } });
+    await chat.ready;
+    const socket = chat.client.value as unknown as EventTarget;
+    let dispatched = 0;
+    const dispatch = socket.dispatchEvent.bind(socket);
+    socket.dispatchEvent = (event: Event) => {
+      if (event.type === "message" && isResponse(event)) dispatched++;
+      return dispatch(event);
+    };
+    await chat.sendMessage({ text: "first" });
+    await whenSettled(chat);
+    expect(textOf(chat.messages.value[1])).toBe(expectedText(30));
+    expect(dispatched).toBe(0);
+
+    let heard = 0;
+    socket.addEventListener("message", (event) => void (isResponse(event) && heard++));
+    await chat.sendMessage({ text: "second" });
+    await whenSettled(chat);
+    expect(textOf(chat.messages.value[3])).toBe(expectedText(30));
+    expect(heard).toBeGreaterThanOrEqual(32);
+    expect(dispatched).toBe(heard);
+    unmount();
+  });
+});
+
 describe("a socket the server closes mid-reply (issue 28)", () => {
   for (const tabs of [1, 2]) {
     it(`the reply ends complete on ${tabs === 1 ? "the sending tab" : "both tabs"}, and the sender's status is ready with no error`, async () => {
