@@ -1,7 +1,8 @@
 import { AgentClient, type AgentClientOptions } from "agents/client";
 import { isRef, markRaw, toValue } from "vue";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
-import { type AgentSocket, openDirectLane } from "./core/connection";
+import type { AgentSocket } from "./core/connection";
+import { openDirectLane } from "./core/direct-lane";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChatClientOptions, UseAgentChatOptions } from "./use-agent-chat-types";
 
