@@ -56,6 +56,29 @@ export function labelOf(at: Address): string {
   return at.basePath ?? (leaf ? `${at.agent}/${at.name}/sub/${leaf.agent}/${leaf.name}` : `${at.agent}/${at.name}`);
 }
 
+/** useAgent's options that the composable handles itself; the rest go to AgentClient unchanged. */
+export const OWN_OPTIONS: ReadonlySet<string> = new Set([
+  "agent",
+  "name",
+  "host",
+  "basePath",
+  "path",
+  "sub",
+  "query",
+  "startClosed",
+  "enabled",
+  "onStateUpdate",
+  "onStateUpdateError",
+  "onMcpUpdate",
+  "onIdentity",
+  "onIdentityChange",
+  "onConnectionError",
+  "onMessage",
+  "onOpen",
+  "onClose",
+  "onError"
+]);
+
 /** Options of upstream's hook that have no meaning here, and why (the why in development builds only). */
 export const IGNORED_OPTIONS: Record<string, string> =
   process.env.NODE_ENV !== "production"

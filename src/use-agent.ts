@@ -19,6 +19,7 @@ import {
   keyOf,
   labelOf,
   IGNORED_OPTIONS,
+  OWN_OPTIONS,
   warnIgnoredOptions,
   nativeCallError,
   deferred,
@@ -31,12 +32,6 @@ import type { AgentIdentity, UseAgentOptions, UseAgentReturn } from "./use-agent
 declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-types";
-
-/**
- * PartySocket re-dispatches the close it synthesizes for `close()`/`reconnect()`
- * through `new CloseEvent(type, event)`, which lands the type in `code` and the
- * original event in `reason`. Hand callers a close event with real fields.
- */
 
 /**
  * Connect to a Cloudflare Agent: its state, its `@callable` methods, and the
@@ -85,31 +80,10 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
   let live: Connection<AgentT, State>;
 
   const connect = (at: Address, query: AgentClientOptions["query"]): Connection<AgentT, State> => {
-    const {
-      agent: _agent,
-      name: _name,
-      host: _host,
-      basePath: _basePath,
-      path: _path,
-      sub: _sub,
-      query: _query,
-      startClosed: _startClosed,
-      enabled: _enabled,
-      onStateUpdate: _onStateUpdate,
-      onStateUpdateError: _onStateUpdateError,
-      onMcpUpdate: _onMcpUpdate,
-      onIdentity: _onIdentity,
-      onIdentityChange: _onIdentityChange,
-      onConnectionError: _onConnectionError,
-      onMessage: _onMessage,
-      onOpen: _onOpen,
-      onClose: _onClose,
-      onError: _onError,
-      ...rest
-    } = options;
+    // What is left once the composable's own options are out goes to AgentClient as it is.
     const socketOptions = Object.fromEntries(
-      Object.entries(rest).filter(([option]) => !(option in IGNORED_OPTIONS))
-    ) as typeof rest;
+      Object.entries(options).filter(([option]) => !OWN_OPTIONS.has(option) && !(option in IGNORED_OPTIONS))
+    ) as Partial<AgentClientOptions<State>>;
     // Callbacks of a client that was replaced must not touch the refs.
     let self: Connection<AgentT, State> | undefined;
     const isLive = () => self !== undefined && self === live && !disposed;
@@ -277,6 +251,12 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
   status.value = live.client.readyState === OPEN ? "open" : keepClosed() ? "closed" : "connecting";
   const client = shallowRef<AgentClient<AgentT, State>>(live.client);
 
+  /** Reconnects the live client; the status says "connecting" until it opens. */
+  const reopen = () => {
+    live.client.reconnect();
+    if (live.client.readyState !== OPEN) status.value = "connecting";
+  };
+
   watch(
     // Deep, so a token changed inside a reactive query object counts too.
     [() => keyOf(address()), () => readQuery(options.query)],
@@ -301,10 +281,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       lastQuery = query;
       // Same address, new credentials: keep the client (and any chat on it), reconnect.
       live.client.updateProperties({ query });
-      if (!keepClosed()) {
-        live.client.reconnect();
-        if (live.client.readyState !== OPEN) status.value = "connecting";
-      }
+      if (!keepClosed()) reopen();
     },
     { deep: true }
   );
@@ -314,10 +291,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     if (!on) {
       live.client.close();
       status.value = "closed";
-    } else if (!closedByCaller) {
-      live.client.reconnect();
-      if (live.client.readyState !== OPEN) status.value = "connecting";
-    }
+    } else if (!closedByCaller) reopen();
   });
 
   onDispose(() => {
@@ -342,15 +316,20 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     const { stream, timeout } = splitCallOptions(callOptions);
     return new Promise<unknown>((resolve, reject) => {
       let settled = false;
+      /** Settles the call once: whichever of the client and an address change comes first. */
+      const settle = (end: () => void) => {
+        if (settled) return;
+        settled = true;
+        connection.calls.delete(entry);
+        end();
+      };
       const entry: PendingCall = {
         sent: connection.client.readyState === OPEN,
-        fail(message) {
-          if (settled) return;
-          settled = true;
-          connection.calls.delete(entry);
-          reject(new Error(message));
-          stream?.onError?.(message);
-        }
+        fail: (message) =>
+          settle(() => {
+            reject(new Error(message));
+            stream?.onError?.(message);
+          })
       };
       // Once an address change failed the call, the old client's own
       // "Connection closed" must not reach the caller's callbacks again.
@@ -367,18 +346,8 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
       };
       connection.calls.add(entry);
       (connection.client.call as AnyCall)(method, args, { timeout, stream: guarded }).then(
-        (value) => {
-          if (settled) return;
-          settled = true;
-          connection.calls.delete(entry);
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          connection.calls.delete(entry);
-          reject(options.transport === "capnweb" ? nativeCallError(method, error) : error);
-        }
+        (value) => settle(() => resolve(value)),
+        (error: unknown) => settle(() => reject(options.transport === "capnweb" ? nativeCallError(method, error) : error))
       );
     });
   }) as AgentClient<AgentT, State>["call"];
@@ -399,8 +368,7 @@ export function useAgent<AgentT = unknown, State = AgentT extends { get state():
     closedByCaller = false;
     // While `enabled` is false the connection follows it, not this call.
     if (!enabled()) return;
-    live.client.reconnect();
-    if (live.client.readyState !== OPEN) status.value = "connecting";
+    reopen();
   };
 
   const path = computed<ReadonlyArray<SubAgentStep>>(() => {
