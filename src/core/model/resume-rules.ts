@@ -4,14 +4,21 @@ import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed }
 import type { ChatModel } from "./index";
 import { endObservedBy, letGoIgnoredAck } from "./response-rules";
 
+/** Rule (idle proves nothing runs): whether `probeId` answers the idle probe, which then waits no more. */
+function answersIdleProbe<M extends UIMessage>(m: ChatModel<M>, probeId: string | undefined): boolean {
+  if (probeId === undefined || probeId !== m.probes.idleId) return false;
+  m.probes.idleId = null;
+  return true;
+}
+
 /** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
 export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
   m.io.transport.handleStreamPending();
   // Rule (idle proves nothing runs): a pending answer is the idle probe's answer; the offer that follows carries no probe id.
-  if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
+  answersIdleProbe(m, probeId);
   // Rule (held and recovering turns): the server says "pending" only while no stream runs, so a held or observed turn other than the pending one is over.
   if (id !== undefined) {
-    if (m.streams.heldTurn !== null && m.streams.heldTurn !== id) m.streams.heldTurn = null;
+    if (m.streams.heldTurn !== id) m.streams.heldTurn = null;
     endObservedBy(m, id);
   }
   m.continuation = pendingNamed(m.continuation, id, probeId);
@@ -34,9 +41,8 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
     m.streams.at(declined).acked = true;
     m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
   }
-  const answersIdleProbe = m.probes.idleId !== null && probeId === m.probes.idleId;
-  if (answersIdleProbe) m.probes.idleId = null;
-  if ((handled || answersIdleProbe) && reason === "idle" && typeof probeId === "string") {
+  const answersIdle = answersIdleProbe(m, probeId);
+  if ((handled || answersIdle) && reason === "idle" && typeof probeId === "string") {
     m.dropObserved(false);
     m.streams.heldTurn = null;
     if (!m.probes.recovering) m.streams.recoveringTurn = null;
@@ -56,7 +62,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (streams.heldTurn !== id) streams.heldTurn = null;
   endObservedBy(m, id);
   letGoIgnoredAck(m, id);
-  if (probeId !== undefined && probeId === m.probes.idleId) m.probes.idleId = null;
+  answersIdleProbe(m, probeId);
   if (cancelStoppedContinuation(m, id, probeId)) return;
   const transport = m.io.transport;
   // Rule (own request offered): the server withholds a stream from a socket it offered it to until an
@@ -76,7 +82,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
     // Rule (withheld offer): not resuming, a live stream is withheld from this socket until it ends.
     if (probeId === undefined) streams.heldTurn = id;
-    if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
+    if (streams.recoveringTurn !== id) streams.recoveringTurn = null;
     m.io.reconcile();
     return;
   }
@@ -105,7 +111,7 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   m.observed.begin(id, earlyContinuation);
   transport.observeServerTurn(id);
   m.io.flags({ serverStreaming: true, recovering: false });
-  if (streams.recoveringTurn !== null && streams.recoveringTurn !== id) streams.recoveringTurn = null;
+  if (streams.recoveringTurn !== id) streams.recoveringTurn = null;
   record.acked = record.unreplayed = true;
   m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
   m.io.reconcile();
