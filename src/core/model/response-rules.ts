@@ -3,7 +3,7 @@ import { type ResponseFrame, isRecord, parseJson } from "../frames";
 import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
-import type { ReadBack } from "./streams";
+import { type ReadBack, runsLive } from "./streams";
 import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
@@ -26,7 +26,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const streams = m.streams;
   streams.noteResponse(frame);
   // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
-  if (!frame.replay && frame.outcome !== "skipped" && (terminal(frame) || frame.body.trim() !== "")) {
+  if (runsLive(frame)) {
     endObservedBy(m, id);
     letGoIgnoredAck(m, id);
   }

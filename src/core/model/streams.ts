@@ -44,6 +44,10 @@ export interface Admitted<T> {
 /** Live chunks held for a replay that never comes are let go at this many. */
 const MAX_EARLY = 32;
 
+/** Whether a frame shows its turn running on the server now: a live chunk or its end, neither replayed nor skipped. */
+export const runsLive = (frame: ResponseFrame): boolean =>
+  !frame.replay && frame.outcome !== "skipped" && (frame.done || frame.error || frame.body.trim() !== "");
+
 /** How much a stream end asks to read back: nothing, a read when `resyncOnReconnect` is on, or a read in any case. */
 export type ReadBack = "none" | "resync" | "always";
 
@@ -241,15 +245,10 @@ export class StreamRecords {
    * time, so a frame of another request ends what was held or recovering.
    */
   noteResponse(frame: ResponseFrame): void {
-    if ((frame.done || frame.error) && this.heldTurn === frame.id) this.heldTurn = null;
     // The held turn's own done may have gone with a closed socket: another request's turn ending or streaming live ends it too.
-    else if (this.heldTurn !== null && this.heldTurn !== frame.id && !frame.replay && frame.outcome !== "skipped" && (frame.done || frame.error || frame.body.trim() !== "")) {
-      this.heldTurn = null;
-    }
+    if (this.heldTurn === frame.id ? frame.done || frame.error : runsLive(frame)) this.heldTurn = null;
     if (frame.done && frame.outcome === "recovering") this.recoveringTurn = frame.id;
-    else if (this.recoveringTurn !== null && this.recoveringTurn !== frame.id && !frame.replay && frame.outcome !== "skipped") {
-      this.recoveringTurn = null;
-    }
+    else if (this.recoveringTurn !== frame.id && !frame.replay && frame.outcome !== "skipped") this.recoveringTurn = null;
   }
 
   /** Whether a turn this client cannot watch yet may still run (client tools wait for it). */
