@@ -149,13 +149,17 @@ export class ChatModel<M extends UIMessage> {
    * server drop history, or store a partial copy of the other reply.
    */
   mustQueue(): boolean {
-    const { intents } = this;
-    return !this.link.open || this.io.loading() || intents.queued.length > 0 || intents.sending || this.observed.active || this.io.resuming();
+    return this.intents.queued.length > 0 || this.#sendBlocked || this.io.resuming();
+  }
+
+  /** No send goes out now: a queued one is going, the socket is down, the first read is out, or a turn this client did not start streams. */
+  get #sendBlocked(): boolean {
+    return this.intents.sending || !this.link.open || this.io.loading() || this.observed.active;
   }
 
   /** The queued send that may go out now (each after the previous turn settled), taken off the queue. */
   nextQueued(): QueuedSend<M> | undefined {
-    if (this.intents.sending || !this.link.open || this.io.loading() || this.observed.active || this.busy) return undefined;
+    if (this.#sendBlocked || this.busy) return undefined;
     if (this.io.resuming() || isRunning(this.continuation)) return undefined;
     const check = this.intents.queued[0]?.check;
     if (check !== undefined && this.base.settledRead < check) return undefined;
@@ -212,8 +216,7 @@ export class ChatModel<M extends UIMessage> {
    * over; an offer that comes later is still followed, as an observed turn.
    */
   probeHoldsQueue(): boolean {
-    const { intents } = this;
-    if (intents.queued.length === 0 || intents.sending || !this.link.open || this.io.loading() || this.observed.active) return false;
+    if (this.intents.queued.length === 0 || this.#sendBlocked) return false;
     return this.io.resuming() && !isRunning(this.continuation) && this.io.transport.isAwaitingResume();
   }
 
