@@ -101,10 +101,7 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   if (typeof start?.messageId === "string") {
     record.replyId = start.messageId;
     if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
-    if (frame.replay && !frame.continuation && !isRunning(m.continuation)) {
-      record.replayPending = false;
-      resetForReplay(m, start.messageId);
-    }
+    resetForReplay(m, frame, start.messageId);
   }
   if (frame.replayComplete) record.replayPending = false;
   if (!terminal(frame)) return;
@@ -113,10 +110,7 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   m.intents.settleRewrite(m.messages);
   const rewrite = m.intents.rewrite;
   if (rewrite && record.replyId !== undefined && rewrite.retracted.has(record.replyId)) rewrite.heldBack = true;
-  if (m.observed.streamId === id) {
-    m.observed.end();
-    m.io.flags({ serverStreaming: false });
-  }
+  if (m.observed.streamId === id) m.dropObserved(false);
   if (frame.outcome === "skipped") {
     const refused = m.intents.refused(id);
     if (refused.size > 0) m.remove((message) => refused.has(message.id));
@@ -129,8 +123,13 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
 }
 
-/** Rule (replay rebuilds, #1733): a replay restarts from chunk 0, so the reply it rebuilds is emptied to its shell first. */
-function resetForReplay<M extends UIMessage>(m: ChatModel<M>, messageId: string): void {
+/**
+ * Rule (replay rebuilds, #1733): a replay restarts from chunk 0, so the reply it rebuilds is emptied to its shell first
+ * (a replayed `start` names it; not a continuation's, whose reply extends the message before it).
+ */
+function resetForReplay<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, messageId: string): void {
+  if (!frame.replay || frame.continuation || isRunning(m.continuation)) return;
+  m.streams.at(frame.id).replayPending = false;
   const messages = m.messages;
   const last = messages.at(-1);
   if (!last || last.role !== "assistant" || last.id !== messageId) return;
@@ -174,10 +173,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
     if (chunk === undefined) {
       m.io.warn("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
     } else if (isRecord(chunk)) {
-      if (frame.replay && !frame.continuation && !isRunning(m.continuation) && chunk.type === "start" && typeof chunk.messageId === "string") {
-        record.replayPending = false;
-        resetForReplay(m, chunk.messageId);
-      }
+      if (chunk.type === "start" && typeof chunk.messageId === "string") resetForReplay(m, frame, chunk.messageId);
       if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
         m.io.settings().onData?.(chunk as never);
       }
@@ -186,14 +182,12 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   }
   if (frame.done || frame.replayComplete) record.replayPending = false;
   if (frame.done) {
-    m.io.transport.handleServerTurnCompleted(id);
-    record.acked = false;
+    closeUnwatched(m, id);
     if (frame.outcome !== "recovering") m.io.flags({ recovering: false });
   }
   // A replayed `start` still re-seeds the message, which holds the applied chunks.
   const alreadyApplied = appliedReplay && !(isRecord(chunk) && chunk.type === "start");
-  if (frame.done) ledger.forget(id);
-  else if (!alreadyApplied) ledger.record(id, frame.seq);
+  if (!frame.done && !alreadyApplied) ledger.record(id, frame.seq);
   observeChunk(m, frame, alreadyApplied ? undefined : chunk);
   if (frame.done && ownContinuation) m.continuation = idle;
 }
