@@ -36,6 +36,12 @@ export function toolCallIdsOf(message: UIMessage): string[] {
   });
 }
 
+/** The index of the message holding one of `toolCallIds` (-1: none, or no ids): a message the server renamed. */
+export function indexByToolCalls(messages: readonly UIMessage[], toolCallIds: ReadonlySet<string>): number {
+  if (toolCallIds.size === 0) return -1;
+  return messages.findIndex((message) => toolCallIdsOf(message).some((id) => toolCallIds.has(id)));
+}
+
 /**
  * Where a reply this client streams lands: the live-reply overlay over
  * transcript frames, and the message a continuation extends.
@@ -210,10 +216,8 @@ export class ReplyPlacement<M extends UIMessage> {
     if (index !== undefined && message.id !== pin.id) return false;
     const messages = this.#list.messages;
     let target = messages.findIndex((candidate) => candidate.id === pin.id);
-    if (target < 0 && pin.toolCallIds.size > 0) {
-      // A broadcast renamed the pinned message: find it by its tool calls.
-      target = messages.findIndex((candidate) => toolCallIdsOf(candidate).some((id) => pin.toolCallIds.has(id)));
-    }
+    // A broadcast renamed the pinned message: find it by its tool calls.
+    if (target < 0) target = indexByToolCalls(messages, pin.toolCallIds);
     const pinned = messages[target];
     if (!pinned) return false;
     pin.id = pinned.id;

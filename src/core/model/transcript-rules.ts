@@ -5,7 +5,7 @@ import type { TranscriptRead } from "./base";
 import { idle } from "./continuation";
 import type { ChatModel } from "./index";
 import type { QueuedSend } from "./intents";
-import { toolCallIdsOf } from "./placement";
+import { indexByToolCalls, toolCallIdsOf } from "./placement";
 // Development-only code is guarded inline (see core/diagnostics.ts).
 declare const process: { env: { NODE_ENV?: string } };
 
@@ -59,12 +59,7 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
   const messages = m.messages;
   if (m.intents.isRetracted(updated.id, messages)) return;
   let index = messages.findIndex((message) => message.id === updated.id);
-  if (index < 0) {
-    const toolCallIds = new Set(toolCallIdsOf(updated));
-    if (toolCallIds.size > 0) {
-      index = messages.findIndex((message) => toolCallIdsOf(message).some((id) => toolCallIds.has(id)));
-    }
-  }
+  if (index < 0) index = indexByToolCalls(messages, new Set(toolCallIdsOf(updated)));
   if (version !== undefined) m.base.messages = m.base.messages.map((message) => (message.id === updated.id ? updated : message));
   if (index < 0) return;
   const localId = (messages[index] as M).id;
@@ -72,9 +67,13 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
   m.list.replaceMessage(index, { ...updated, id: localId });
 }
 
-/** Rule (reset on clear): a clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped. */
+/**
+ * Rule (reset on clear): a clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped.
+ * Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
+ */
 export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
   cacheGivesWay(m);
+  m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.base.replacedLocally();
   m.replace([]);
   m.tools.reset();
@@ -115,7 +114,6 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
   m.base.messages = [];
   const interrupted = [...m.local, ...m.streams.openTurns()];
   m.dropObserved(false);
-  m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
   // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
@@ -242,8 +240,6 @@ export function localClear<M extends UIMessage>(
     if (turn !== null && record?.replyId !== undefined) replies.set(turn, record.replyId);
   }
   const dropped = resetTranscript(m);
-  // Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
-  m.streams.heldTurn = m.streams.recoveringTurn = null;
   for (const id of interrupted) {
     if (!id) continue;
     const record = m.streams.at(id);
