@@ -23,8 +23,7 @@ export const idle: Continuation = { kind: "idle" };
 let tokens = 0;
 
 /** A continuation this client asked for that has not ended: `isToolContinuation`. */
-export const isRunning = (c: Continuation): boolean =>
-  c.kind === "scheduled" || c.kind === "probing" || c.kind === "attached" || c.kind === "observed";
+export const isRunning = (c: Continuation): boolean => c.kind !== "idle" && c.kind !== "cancel-on-start";
 
 /** Rule (continuation requested): a tool output or approval asks for the continuation once; a new one clears a stop's pending cancel. */
 export function requested(c: Continuation): Continuation {

@@ -258,10 +258,7 @@ export class StreamRecords {
 
   /** A reset forgets what each stream did for the old transcript; reported ends, replay positions and which requests a later one superseded stay. */
   reset(): void {
-    for (const [id, record] of this.#records) {
-      const { ended, seq, superseded } = record;
-      this.#records.set(id, { ...(ended ? { ended } : {}), ...(seq !== undefined ? { seq } : {}), ...(superseded ? { superseded } : {}) });
-    }
+    for (const [id, { ended, seq, superseded }] of this.#records) this.#records.set(id, { ended, seq, superseded });
     this.endedReplies.clear();
     this.unnamedReplies.clear();
     this.rebuilt.clear();
