@@ -72,15 +72,15 @@ export class LocalIntents<M extends UIMessage> {
   /** A regenerate or an edit starts; a rewrite already in flight hands over what it holds back. */
   beginRewrite(current: readonly M[], editedId: string | undefined): Rewrite<M> {
     this.settleRewrite(current);
-    const previous = this.rewrite;
-    this.rewrite = {
+    // What the rewrite in flight edited, removed and held back carries over.
+    return (this.rewrite = {
+      edited: null,
+      retracted: new Set(),
+      heldBack: false,
+      ...this.rewrite,
       idsBefore: new Set(current.map((message) => message.id)),
-      editedId,
-      edited: previous?.edited ?? null,
-      retracted: previous?.retracted ?? new Set(),
-      heldBack: previous?.heldBack ?? false
-    };
-    return this.rewrite;
+      editedId
+    });
   }
 
   /**
@@ -162,9 +162,9 @@ export class LocalIntents<M extends UIMessage> {
   /** Rule (shown through intents): what the server sent, less what a rewrite or clear removed, with the edit applied. */
   shown(messages: M[], current: readonly M[]): M[] {
     this.settleRewrite(current);
-    const edited = this.rewrite?.edited;
-    if (!this.rewrite?.retracted.size && !edited && !this.clear) return messages;
     const rewrite = this.rewrite;
+    const edited = rewrite?.edited;
+    if (!rewrite?.retracted.size && !edited && !this.clear) return messages;
     return messages
       .filter((message) => !this.isRetracted(message.id, current))
       .map((message) => {

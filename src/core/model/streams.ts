@@ -219,8 +219,8 @@ export class StreamRecords {
    * turn goes on under a new request.
    */
   turnEnd(frame: ResponseFrame): ChatTurnEndEvent | undefined {
-    const record = frame.error || frame.done ? this.at(frame.id) : undefined;
-    if (!record) return undefined;
+    if (!frame.error && !frame.done) return undefined;
+    const record = this.at(frame.id);
     if (frame.error && !frame.done) {
       record.error = frame.body;
       return undefined;
