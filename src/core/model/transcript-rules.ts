@@ -234,10 +234,11 @@ export function localClear<M extends UIMessage>(
   const streams = m.streams;
   const replies = new Map<string, string>();
   for (const turn of [...interrupted, m.io.transport.activeServerTurnId, m.observed.streamId, streams.heldTurn]) {
-    const record = turn === null ? undefined : streams.get(turn);
+    if (turn === null) continue;
+    const record = streams.get(turn);
     const reply = record?.replyId ?? record?.shown ?? (turn === m.observed.streamId ? m.observed.message?.id : undefined);
     if (reply !== undefined) cleared.delete(reply);
-    if (turn !== null && record?.replyId !== undefined) replies.set(turn, record.replyId);
+    if (record?.replyId !== undefined) replies.set(turn, record.replyId);
   }
   const dropped = resetTranscript(m);
   for (const id of interrupted) {
