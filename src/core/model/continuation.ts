@@ -60,7 +60,7 @@ export function settled(c: Continuation, token: number): Continuation {
 
 /** The request id a stop must cancel, or a running continuation's id. */
 export function requestIdOf(c: Continuation): string | null {
-  return c.kind === "idle" || c.kind === "scheduled" ? null : c.requestId;
+  return "requestId" in c ? c.requestId : null;
 }
 
 /**
