@@ -1,6 +1,7 @@
 import type { UIMessage } from "ai";
 import { isRecord } from "../frames";
 import { moveToEnd } from "../transcript";
+import { forgetOldest } from "./streams";
 
 type Part<M extends UIMessage> = M["parts"][number];
 
@@ -79,9 +80,7 @@ export class ReplyPlacement<M extends UIMessage> {
     // A reply that started with nothing before it (a local setMessages emptied the screen), and a frame without it
     // that holds messages (another tab's list): the server stores the reply after that list, so it goes back there.
     else if (protection.anchorId === null && snapshot.length > 0) protection.anchorId = snapshot.at(-1)!.id;
-    const live =
-      current.find((message) => message.id === protection.assistantId) ??
-      snapshot.find((message) => message.id === protection.assistantId);
+    const live = current.find((message) => message.id === protection.assistantId) ?? snapshot[index];
     if (!live) return [...snapshot];
     return [...snapshot.filter((message) => message.id !== protection.assistantId), live];
   }
@@ -202,7 +201,7 @@ export class ReplyPlacement<M extends UIMessage> {
       const seeded = this.#seededParts(message);
       if (seeded > 0) {
         this.#reseeded.set(message.id, seeded);
-        if (this.#reseeded.size > 500) this.#reseeded.delete(this.#reseeded.keys().next().value as string);
+        forgetOldest(this.#reseeded);
         placed = { ...message, parts: message.parts.slice(seeded) };
       }
     }

@@ -51,7 +51,13 @@ export const runsLive = (frame: ResponseFrame): boolean =>
 /** How much a stream end asks to read back: nothing, a read when `resyncOnReconnect` is on, or a read in any case. */
 export type ReadBack = "none" | "resync" | "always";
 
+/** How many entries a remembered set or map keeps (stream records, claimed tool calls, reseeded replies). */
 const MAX_RECORDS = 500;
+
+/** Forgets the oldest entry of a remembered set or map past `MAX_RECORDS`. */
+export function forgetOldest(entries: Set<string> | Map<string, unknown>): void {
+  if (entries.size > MAX_RECORDS) entries.delete(entries.keys().next().value as string);
+}
 
 /**
  * The stream records, and the rules that read them when a stream ends.
@@ -83,7 +89,7 @@ export class StreamRecords {
     let record = this.#records.get(id);
     if (!record) {
       this.#records.set(id, (record = {}));
-      if (this.#records.size > MAX_RECORDS) this.#records.delete(this.#records.keys().next().value as string);
+      forgetOldest(this.#records);
     }
     return record;
   }

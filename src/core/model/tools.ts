@@ -1,5 +1,6 @@
 import { getToolName, type UIMessage } from "ai";
 import { type AITool, pendingToolParts } from "../tools";
+import { forgetOldest } from "./streams";
 
 type PendingPart = ReturnType<typeof pendingToolParts>[number];
 
@@ -31,7 +32,7 @@ export class ToolBook {
     if (chunk.type !== "tool-input-start" && chunk.type !== "tool-input-available") return;
     if (typeof chunk.toolCallId !== "string") return;
     this.#others.add(chunk.toolCallId);
-    if (this.#others.size > 500) this.#others.delete(this.#others.values().next().value as string);
+    forgetOldest(this.#others);
   }
 
   /**
@@ -60,7 +61,7 @@ export class ToolBook {
   /** Rule (a tool call runs once): a call this client ran never runs again, even if a read brings its message back after a clear; at most 500 are remembered. */
   claim(toolCallId: string): void {
     this.processed.add(toolCallId);
-    if (this.processed.size > 500) this.processed.delete(this.processed.values().next().value as string);
+    forgetOldest(this.processed);
   }
 
   /** The calls the deprecated `experimental_automaticToolResolution` answers, in order. */
