@@ -198,13 +198,13 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
  */
 function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, chunk: unknown): void {
   const observed = m.observed;
-  const replayedStart = frame.replay && isRecord(chunk) && chunk.type === "start";
+  const isStart = isRecord(chunk) && chunk.type === "start";
   // A replay restarts from chunk 0: a fresh message makes it idempotent.
   let message = observed.message;
   // Rule (a continuation is observed as one): the offer began the message before any chunk said what the stream is; a
   // continuation's first chunk begins it again as a continuation, which extends the message before it (chaos: server restart).
   const misbegun = frame.continuation && message !== null && !message.continuation && !message.hasParts;
-  if (observed.streamId !== frame.id || !message || replayedStart || misbegun) {
+  if (observed.streamId !== frame.id || !message || (frame.replay && isStart) || misbegun) {
     message = observed.begin(frame.id, frame.continuation);
     // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
     if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
@@ -223,7 +223,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
   else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));
   // Also a reply shown from its live `start` on: a clear it interrupts leaves it (the server stores it after the clear once a part came).
-  if (message.hasParts || (!frame.replay && isRecord(chunk) && chunk.type === "start")) m.streams.at(frame.id).shown = message.id;
+  if (message.hasParts || (!frame.replay && isStart)) m.streams.at(frame.id).shown = message.id;
 }
 
 /**
