@@ -16,9 +16,13 @@ export interface Target {
   key: string;
 }
 
+/** The query of `client`, read now. A function query is PartySocket's async form: passed through, never called. */
+export function clientQuery({ query }: AgentChatClientOptions) {
+  return typeof query === "function" && !isRef(query) ? query : toValue(query);
+}
+
 /** The connection fields of `client`, read now (refs and getters included). */
 export function resolveClientFields(client: AgentChatClientOptions) {
-  const query = client.query;
   const sub = readSubChain(toValue(client.sub));
   return {
     agent: toValue(client.agent),
@@ -27,8 +31,7 @@ export function resolveClientFields(client: AgentChatClientOptions) {
     basePath: toValue(client.basePath),
     path: subAgentPath(sub, toValue(client.path)),
     sub,
-    // A function query is PartySocket's async form: pass it through, do not call it.
-    query: typeof query === "function" && !isRef(query) ? query : toValue(query)
+    query: clientQuery(client)
   };
 }
 
@@ -37,43 +40,32 @@ export function addressKey(fields: { agent: string; name: string; host: string; 
   return JSON.stringify([fields.agent, fields.name, fields.host, fields.basePath ?? null, fields.path ?? null]);
 }
 
+/** A target on `socket`, for the conversation `agent/name`, keyed by its address (default: its label). */
+function targetAt(socket: AgentSocket, owns: boolean, agent: string, name: string, key: string | null): Target {
+  const label = `${agent}/${name}`;
+  return { socket, owns, agent, name, label, key: key ?? label };
+}
+
 /** The socket a chat's options name: the app's connection (`agent`), or a new one it owns (`client`); null while `agent` is empty. */
 export function targetOf(options: Pick<UseAgentChatOptions, "agent" | "client">): Target | null {
   if (options.agent !== undefined) {
     const socket = sharedSocketOf(toValue(options.agent));
     if (!socket) return null;
     const addressed = socket as AddressedSocket;
-    const agent = addressed.agent ?? "agent";
-    const name = addressed.name ?? "default";
-    return { socket, owns: false, agent, name, label: `${agent}/${name}`, key: httpAddressOf(addressed) ?? `${agent}/${name}` };
+    return targetAt(socket, false, addressed.agent ?? "agent", addressed.name ?? "default", httpAddressOf(addressed));
   }
   const client = options.client as AgentChatClientOptions;
-  const fields = resolveClientFields(client);
+  const { sub, ...fields } = resolveClientFields(client);
   const { agent: _a, name: _n, host: _h, basePath: _b, path: _p, sub: _s, query: _q, ...socketOptions } = client;
   const socket = markRaw(
-    new AgentClient({
-      ...socketOptions,
-      agent: fields.agent,
-      name: fields.name,
-      host: fields.host,
-      basePath: fields.basePath,
-      path: fields.path,
-      query: fields.query as AgentClientOptions["query"]
-    })
+    new AgentClient({ ...socketOptions, ...fields, query: fields.query as AgentClientOptions["query"] })
   ) as unknown as AgentSocket;
   openDirectLane(socket);
   // A sub-agent chat is the conversation of the deepest step.
-  const leaf = fields.sub.at(-1) ?? { agent: fields.agent, name: fields.name };
-  if (fields.sub.length > 0) {
+  const leaf = sub.at(-1) ?? fields;
+  if (sub.length > 0) {
     (socket as AddressedSocket).agent = agentNameToKebab(leaf.agent);
     (socket as AddressedSocket).name = leaf.name;
   }
-  return {
-    socket,
-    owns: true,
-    agent: leaf.agent,
-    name: leaf.name,
-    label: `${leaf.agent}/${leaf.name}`,
-    key: addressKey(fields)
-  };
+  return targetAt(socket, true, leaf.agent, leaf.name, addressKey(fields));
 }

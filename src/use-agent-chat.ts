@@ -1,6 +1,6 @@
 import type { AbstractChat, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
 import type { AgentClient, AgentClientOptions } from "agents/client";
-import { computed, isRef, markRaw, shallowReadonly, shallowRef, toValue, watch } from "vue";
+import { computed, markRaw, shallowReadonly, shallowRef, toValue, watch } from "vue";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf, messagesUrl } from "./core/address";
 import type { AgentSocket } from "./core/connection";
 import { fetchTranscript, readShared } from "./core/load";
@@ -18,7 +18,7 @@ import { devtoolsProbe } from "./core/devtools-probe";
 import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
 import { mergeStoredWins } from "./core/transcript";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
-import { type Target, addressKey, resolveClientFields, targetOf } from "./chat-target";
+import { type Target, addressKey, clientQuery, resolveClientFields, targetOf } from "./chat-target";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChat, AgentChatClientOptions, UseAgentChatOptions, UseAgentChatReturn } from "./use-agent-chat-types";
 // Development-only code is guarded inline (see core/diagnostics.ts).
@@ -197,12 +197,13 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
           : atAddress((url) => fetchTranscript<M>(url, options, label, agentUnreachable));
     const given = options.initialMessages;
     const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
-    const seed = given ?? (loadOnOpen ? [] : (options.messages ?? []));
+    const initialMessages = given ?? (loadOnOpen ? [] : (options.messages ?? []));
     // The default reader needs the socket's address; a custom loader is the app's to point.
     const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
     // The agent class at its host: the instance name is the address's last segment.
     const agentKey = addressNow()?.replace(/\/[^/]*$/, "");
-    return { seed, loadOnOpen, readStored, canRead, agentKey };
+    // Named as the session's config names them.
+    return { initialMessages, loadOnOpen, readStored, canRead, agentKey };
   };
 
   const openTarget = () => targetOf(options);
@@ -215,6 +216,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     }
     return markRaw(
       new ChatSession<M>({
+        ...readers,
         socket: target.socket,
         ownsSocket: target.owns,
         chatId: `${agentNameToKebab(target.agent)}/${target.name}|${target.key}`,
@@ -229,11 +231,6 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
           experimental_queue: options.experimental_queue
         },
         throttleMs,
-        initialMessages: readers.seed,
-        loadOnOpen: readers.loadOnOpen,
-        readStored: readers.readStored,
-        agentKey: readers.agentKey,
-        canRead: readers.canRead,
         partyKey: () => (target.socket as AddressedSocket)._pk ?? "",
         persist: options.persist,
         persistKey: target.key
@@ -241,12 +238,12 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     );
   };
 
-  let target = openTarget();
-  if (process.env.NODE_ENV !== "production" && probe) probe.follow(target?.socket ?? null);
-  const session = shallowRef<ChatSession<M> | null>(target ? startSession(target) : null);
-  const socket = shallowRef<AgentSocket | null>(target?.socket ?? null);
+  let target: Target | null = null;
+  const session = shallowRef<ChatSession<M> | null>(null);
+  const socket = shallowRef<AgentSocket | null>(null);
   const current = (): ChatSession<M> => session.value ?? noConnection();
 
+  /** Starts the chat on `next` (the first target too: the cells are still as created then). */
   const switchTo = (next: Target | null) => {
     session.value?.dispose();
     target = next;
@@ -257,6 +254,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     session.value = next ? startSession(next) : null;
     socket.value = next?.socket ?? null;
   };
+  switchTo(openTarget());
 
   // Switching conversations without remounting.
   if (options.agent !== undefined) {
@@ -275,10 +273,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
       }
     );
     watch(
-      () => {
-        const query = client.query;
-        return typeof query === "function" && !isRef(query) ? query : toValue(query);
-      },
+      () => clientQuery(client),
       (query) => {
         // A rotated token reconnects the same conversation; the UI state stays.
         const socket = target?.socket as unknown as AgentClient | undefined;
@@ -307,12 +302,15 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     );
   }
 
-  const tools = () => options.tools;
-  const requiringConfirmation = () => options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);
   const isServerStreaming = computed(
     () =>
       cells.serverStreaming.value ||
-      hasPendingClientToolCalls(cells.messages.value, cells.runningToolCalls.value, tools(), requiringConfirmation())
+      hasPendingClientToolCalls(
+        cells.messages.value,
+        cells.runningToolCalls.value,
+        liveSettings.tools,
+        liveSettings.toolsRequiringConfirmation
+      )
   );
   const isStreaming = computed(() => cells.status.value === "streaming" || isServerStreaming.value);
   // This tab's own request wins; a submitted one must not read as streaming.
