@@ -143,22 +143,19 @@ export interface ProbeAnswer {
 function explain(agent: string, { status }: ProbeAnswer): [cause: string, hint: string] {
   if (status === null) return [": no answer from the server", process.env.NODE_ENV !== "production" ? "Is it running, and does it allow this origin?" : ""];
   const http = `HTTP ${status}`;
-  if (status === 400 || status === 404) {
-    return [
-      `: the server answered ${http}, not a WebSocket`,
-      process.env.NODE_ENV !== "production"
-        ? `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
-          `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
-        : ""
-    ];
-  }
   if (status === 401 || status === 403) {
     return [`: the server refused with ${http}`, process.env.NODE_ENV !== "production" ? "Check the credentials in `query` and onBeforeConnect." : ""];
   }
   if (status > 501 && status < 505) return [`: the server answered ${http}`, process.env.NODE_ENV !== "production" ? "A proxy could not reach the worker: is it running?" : ""];
+  // Any other status: the address did not reach an agent's WebSocket.
   return [
     `: the server answered ${http}, not a WebSocket`,
-    process.env.NODE_ENV !== "production" ? "Check that this address reaches routeAgentRequest(), and the worker's logs." : ""
+    process.env.NODE_ENV === "production"
+      ? ""
+      : status === 400 || status === 404
+        ? `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
+          `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+        : "Check that this address reaches routeAgentRequest(), and the worker's logs."
   ];
 }
 
@@ -230,9 +227,8 @@ export class FailureProbe {
   afterFailure(attempt: number, stale: () => boolean, report: (error: Error) => void): void {
     const socket = this.#socket;
     if (attempt < PROBE_AFTER_FAILURES) return;
-    let diagnosis = diagnoses.get(socket);
-    if (!diagnosis) diagnoses.set(socket, (diagnosis = { probes: 0 }));
-    const run = diagnosis;
+    const run = diagnoses.get(socket) ?? { probes: 0 };
+    diagnoses.set(socket, run);
     if (!run.answer) {
       const url = (socket._pkurl ?? socket.getHttpUrl?.())?.replace(/^ws/, "http");
       if (!url?.startsWith("http") || run.probes >= MAX_PROBES) return;
@@ -278,7 +274,7 @@ export class FailureProbe {
 export class SocketBridge {
   readonly #messageListeners = new Set<Listener>();
   readonly #closeListeners = new Set<Listener>();
-  #openedThisAttempt = false;
+  #openedThisAttempt: boolean;
   #disposed = false;
   /** Whether the last close ended reconnection (a policy code, retries spent). */
   finalClose = false;
@@ -296,9 +292,9 @@ export class SocketBridge {
     this.#probe = new FailureProbe(socket, cells.label);
     this.#openedThisAttempt = this.isOpen;
     cells.connectionError.value = socket.connectionError ?? null;
-    cells.connection.value = this.isOpen ? "open" : "connecting";
+    cells.connection.value = this.#openedThisAttempt ? "open" : "connecting";
     const lane = laneOf(socket);
-    if (lane) this.#leaveLane = lane(this.#onDirectMessage);
+    if (lane) this.#leaveLane = lane(this.#onMessage);
     else socket.addEventListener("message", this.#onMessage);
     socket.addEventListener("open", this.#onOpen);
     socket.addEventListener("close", this.#onClose);
@@ -316,16 +312,20 @@ export class SocketBridge {
       return this.#socket.send(data);
     },
     addEventListener: (type, listener, options) => {
-      const set = type === "message" ? this.#messageListeners : type === "close" ? this.#closeListeners : null;
+      const set = this.#listenersOf(type);
       if (!set) return;
       set.add(listener);
       options?.signal?.addEventListener("abort", () => set.delete(listener), { once: true });
     },
     removeEventListener: (type, listener) => {
-      if (type === "message") this.#messageListeners.delete(listener);
-      if (type === "close") this.#closeListeners.delete(listener);
+      this.#listenersOf(type)?.delete(listener);
     }
   };
+
+  /** The transport's listeners of one event type (it only listens for messages and closes). */
+  #listenersOf(type: string): Set<Listener> | undefined {
+    return type === "message" ? this.#messageListeners : type === "close" ? this.#closeListeners : undefined;
+  }
 
   /**
    * Hands a response frame to the transport's streams. Consecutive text or
@@ -360,13 +360,19 @@ export class SocketBridge {
   #run: DeltaRun | null = null;
   #runTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /** Delivers the pending merged deltas now. */
-  readonly #flushRun = (): void => {
-    if (this.#runTimer !== undefined) clearTimeout(this.#runTimer);
+  /** Takes the pending merged deltas (null when none), cancelling their delivery. */
+  #takeRun(): DeltaRun | null {
+    clearTimeout(this.#runTimer);
     this.#runTimer = undefined;
     const run = this.#run;
-    if (!run) return;
     this.#run = null;
+    return run;
+  }
+
+  /** Delivers the pending merged deltas now. */
+  readonly #flushRun = (): void => {
+    const run = this.#takeRun();
+    if (!run) return;
     if (run.merged === 1) {
       this.#forwardToStreams(run.data);
       return;
@@ -399,8 +405,7 @@ export class SocketBridge {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    if (this.#runTimer !== undefined) clearTimeout(this.#runTimer);
-    this.#run = null;
+    this.#takeRun();
     this.#leaveLane?.();
     this.#socket.removeEventListener("message", this.#onMessage);
     this.#socket.removeEventListener("open", this.#onOpen);
@@ -410,12 +415,10 @@ export class SocketBridge {
     this.#closeListeners.clear();
   }
 
-  readonly #onMessage = (event: MessageEvent) => {
-    if (!this.#disposed) this.#handlers.message(event.data);
-  };
+  /** A frame from the socket; on a direct lane, true when the chat read it as a response frame. */
+  readonly #onMessage = (event: MessageEvent): boolean => !this.#disposed && this.#handlers.message(event.data) === true;
 
   #leaveLane: (() => void) | undefined;
-  readonly #onDirectMessage = (event: MessageEvent): boolean => !this.#disposed && this.#handlers.message(event.data) === true;
 
   readonly #onOpen = () => {
     if (this.#disposed) return;
@@ -433,22 +436,22 @@ export class SocketBridge {
     if (this.#disposed) return;
     const opened = this.#openedThisAttempt;
     this.#openedThisAttempt = false;
-    const socket = this.#socket as { shouldReconnect?: boolean };
+    const socket = this.#socket as AgentSocket & { shouldReconnect?: boolean };
     // AgentClient sets connectionError synchronously on a final close; a
     // socket that stopped reconnecting for another reason says so too.
-    this.finalClose = !!this.#socket.connectionError || socket.shouldReconnect === false;
+    this.finalClose = !!socket.connectionError || socket.shouldReconnect === false;
     const cells = this.#cells;
     cells.connection.value = this.finalClose ? "closed" : "connecting";
     // An attempt that never opened: the address is unreachable or refused.
     if (!opened) {
       const attempt = ++this.#failedAttempts;
-      cells.connectionError.value = this.#socket.connectionError ?? this.#probe.failure(attempt);
+      cells.connectionError.value = socket.connectionError ?? this.#probe.failure(attempt);
       if (!this.finalClose) {
         // Opening resets the count, and any later close counts: either makes this probe's report stale.
         const stale = () => this.#disposed || this.#failedAttempts !== attempt;
         this.#probe.afterFailure(attempt, stale, (error) => (cells.connectionError.value = error));
       }
-    } else if (this.#socket.connectionError) cells.connectionError.value = this.#socket.connectionError;
+    } else if (socket.connectionError) cells.connectionError.value = socket.connectionError;
     this.#handlers.close(event);
     if (opened || this.finalClose) this.#interruptStreams(event.code);
   };
