@@ -206,8 +206,6 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     return { initialMessages, loadOnOpen, readStored, canRead, agentKey };
   };
 
-  const openTarget = () => targetOf(options);
-
   const startSession = (target: Target): ChatSession<M> => {
     const readers = transcriptReaders(target);
     if (process.env.NODE_ENV !== "production" && probe) {
@@ -254,24 +252,16 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     session.value = next ? startSession(next) : null;
     socket.value = next?.socket ?? null;
   };
-  switchTo(openTarget());
+  /** Starts the chat on the target the options name now. */
+  const switchToOptions = () => switchTo(targetOf(options));
+  switchToOptions();
 
-  // Switching conversations without remounting.
+  // Switching conversations without remounting (a watch calls back only when its value changed).
   if (options.agent !== undefined) {
-    watch(
-      () => sharedSocketOf(toValue(options.agent)),
-      (socket, previous) => {
-        if (socket !== previous) switchTo(openTarget());
-      }
-    );
+    watch(() => sharedSocketOf(toValue(options.agent)), switchToOptions);
   } else {
     const client = options.client as AgentChatClientOptions;
-    watch(
-      () => addressKey(resolveClientFields(client)),
-      (key, previous) => {
-        if (key !== previous) switchTo(openTarget());
-      }
-    );
+    watch(() => addressKey(resolveClientFields(client)), switchToOptions);
     watch(
       () => clientQuery(client),
       (query) => {
@@ -318,6 +308,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     isServerStreaming.value && cells.status.value !== "submitted" ? "streaming" : cells.status.value
   );
   const id = computed(() => session.value?.chat.id ?? "");
+  const ready = () => session.value?.ready ?? Promise.resolve();
 
   const sendMessage: AbstractChat<M>["sendMessage"] = (message, requestOptions) =>
     current().sendMessage(message, requestOptions);
@@ -392,19 +383,19 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {
-      return session.value?.ready ?? Promise.resolve();
+      return ready();
     }
   };
 
   return {
     ...shell,
     get ready() {
-      return shell.ready;
+      return ready();
     },
     // oxlint-disable-next-line unicorn/no-thenable -- awaitable on purpose, for <Suspense>
     then(onFulfilled, onRejected) {
       // Resolve with the shell (no `then`), or awaiting would recurse forever.
-      return shell.ready.then(() => shell).then(onFulfilled, onRejected);
+      return ready().then(() => shell).then(onFulfilled, onRejected);
     }
   };
 }
