@@ -6,9 +6,11 @@ export function agentNameToKebab(name: string): string {
   if (name === name.toUpperCase() && name !== name.toLowerCase()) {
     return name.toLowerCase().replace(/_/g, "-");
   }
-  let result = name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
-  if (result.startsWith("-")) result = result.slice(1);
-  return result.replace(/_/g, "-").replace(/-$/, "");
+  return name
+    .replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)
+    .replace(/^-/, "")
+    .replace(/_/g, "-")
+    .replace(/-$/, "");
 }
 
 /** What a socket may expose about where it points (AgentClient, useAgent's connection). */
@@ -26,14 +28,10 @@ export interface AddressedSocket {
  * the socket does not say.
  */
 export function httpAddressOf(socket: AddressedSocket): string | null {
-  let raw: string | undefined;
+  // A socket that throws while it says, or says something that is not a URL, does not say.
   try {
-    raw = typeof socket.getHttpUrl === "function" ? socket.getHttpUrl() : socket._pkurl;
-  } catch {
-    raw = undefined;
-  }
-  if (!raw) return null;
-  try {
+    const raw = typeof socket.getHttpUrl === "function" ? socket.getHttpUrl() : socket._pkurl;
+    if (!raw) return null;
     const url = new URL(raw.replace(/^ws(s?):\/\//, "http$1://"));
     url.search = "";
     url.hash = "";
