@@ -343,8 +343,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
       return cells.error.value;
     },
     get lastMessage() {
-      const messages = cells.messages.value;
-      return messages[messages.length - 1];
+      return cells.messages.value.at(-1);
     },
     sendMessage,
     regenerate,
