@@ -136,27 +136,27 @@ export interface ProbeAnswer {
   status: number | null;
 }
 
-/**
- * What the answer means for a socket that could not open, and, in development builds, what to check (the
- * hint is for the developer; a production build keeps the cause only).
- */
-function explain(agent: string, { status }: ProbeAnswer): [cause: string, hint: string] {
-  if (status === null) return [": no answer from the server", process.env.NODE_ENV !== "production" ? "Is it running, and does it allow this origin?" : ""];
+/** What the answer means for a socket that could not open. */
+function causeOf({ status }: ProbeAnswer): string {
+  if (status === null) return ": no answer from the server";
   const http = `HTTP ${status}`;
-  if (status === 401 || status === 403) {
-    return [`: the server refused with ${http}`, process.env.NODE_ENV !== "production" ? "Check the credentials in `query` and onBeforeConnect." : ""];
+  if (status === 401 || status === 403) return `: the server refused with ${http}`;
+  if (status > 501 && status < 505) return `: the server answered ${http}`;
+  return `: the server answered ${http}, not a WebSocket`;
+}
+
+/** Development builds only: what to check after that answer. */
+function hintFor(agent: string, { status }: ProbeAnswer): string {
+  if (status === null) return "Is it running, and does it allow this origin?";
+  if (status === 401 || status === 403) return "Check the credentials in `query` and onBeforeConnect.";
+  if (status > 501 && status < 505) return "A proxy could not reach the worker: is it running?";
+  if (status === 400 || status === 404) {
+    return (
+      `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
+      `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
+    );
   }
-  if (status > 501 && status < 505) return [`: the server answered ${http}`, process.env.NODE_ENV !== "production" ? "A proxy could not reach the worker: is it running?" : ""];
-  // Any other status: the address did not reach an agent's WebSocket.
-  return [
-    `: the server answered ${http}, not a WebSocket`,
-    process.env.NODE_ENV === "production"
-      ? ""
-      : status === 400 || status === 404
-        ? `Check that the worker exports the class "${agent}", binds it as a Durable Object ` +
-          `(URL segment "${agentNameToKebab(agent)}") and calls routeAgentRequest().`
-        : "Check that this address reaches routeAgentRequest(), and the worker's logs."
-  ];
+  return "Check that this address reaches routeAgentRequest(), and the worker's logs.";
 }
 
 /** Where a failed connection attempt was pointed, and what a probe learned about it. */
@@ -175,7 +175,8 @@ export interface FailureContext {
  * close code of an attempt that never opened says nothing useful and is left out.
  */
 export function connectionFailure(label: string, attempt: number, { agent, url, answer }: FailureContext = {}): Error {
-  const [cause, hint] = answer ? explain(agent ?? label.split("/")[0]!, answer) : ["", ""];
+  const cause = answer ? causeOf(answer) : "";
+  const hint = answer && process.env.NODE_ENV !== "production" ? hintFor(agent ?? label.split("/")[0]!, answer) : "";
   const error = new Error(`Could not connect to agent ${label}${url ? ` at ${url}` : ""}${cause}; retrying (attempt ${attempt}).${hint && ` ${hint}`}`);
   error.name = "AgentConnectionError";
   return error;
