@@ -379,10 +379,16 @@ export class SocketBridge {
       return;
     }
     const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
-    const merged: Record<string, unknown> = { type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: run.id, body, done: false };
-    if (run.continuation) merged.continuation = true;
-    if (run.replay) merged.replay = true;
-    if (run.seq !== undefined) merged.seq = run.seq;
+    // JSON leaves the undefined fields out: `continuation` and `replay` appear only when true, `seq` only when known.
+    const merged = {
+      type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE,
+      id: run.id,
+      body,
+      done: false,
+      continuation: run.continuation || undefined,
+      replay: run.replay || undefined,
+      seq: run.seq
+    };
     this.#forwardToStreams(JSON.stringify(merged));
   };
 
