@@ -147,10 +147,8 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
 
   /** Publishes pending changes now, cancelling the throttle window. */
   flush(): void {
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#pending = false;
     this.#publishNow();
   }
@@ -158,9 +156,8 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   /** Stops publishing and releases the timer; the cells keep their last values. */
   dispose(): void {
     this.#active = false;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#pending = false;
+    // Inactive, the flush only releases the timer: it publishes nothing.
+    this.flush();
     this.#dirty.clear();
   }
 

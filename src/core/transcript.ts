@@ -15,10 +15,8 @@ export function mergeStoredWins<M extends UIMessage>(onScreen: readonly M[], sto
  * the transcript has goes first, the on-screen copies win (they can be newer).
  */
 export function prependMissing<M extends UIMessage>(loaded: readonly M[], current: readonly M[]): M[] {
-  if (current.length === 0) return [...loaded];
   const present = new Set(current.map((message) => message.id));
-  const missing = loaded.filter((message) => !present.has(message.id));
-  return missing.length === 0 ? [...current] : [...missing, ...current];
+  return [...loaded.filter((message) => !present.has(message.id)), ...current];
 }
 
 /** Re-appends sends the transport buffered that a connect transcript lacks. */
@@ -27,7 +25,6 @@ export function restoreBuffered<M extends UIMessage>(
   local: readonly M[],
   bufferedIds: ReadonlySet<string>
 ): M[] {
-  if (bufferedIds.size === 0) return snapshot;
   const inSnapshot = new Set(snapshot.map((message) => message.id));
   const restored = local.filter((message) => bufferedIds.has(message.id) && !inSnapshot.has(message.id));
   return restored.length === 0 ? snapshot : [...snapshot, ...restored];
@@ -93,6 +90,7 @@ export function trimForServer<M extends UIMessage>(
     start = lastKnown + 1;
   }
   const anchor = messages[start - 1];
-  if (start === 0 || anchor === undefined || !known.has(anchor.id)) return { messages: [...messages] };
+  // At start 0 there is no anchor (`messages[-1]` is undefined).
+  if (anchor === undefined || !known.has(anchor.id)) return { messages: [...messages] };
   return { messages: messages.slice(start), afterMessageId: anchor.id };
 }
