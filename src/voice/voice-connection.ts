@@ -30,18 +30,29 @@ export interface VoiceConnectionSpec {
   onCreated?: (client: VoiceClient) => void;
 }
 
+/** How long a start waits for the server to answer an `end_call` before it goes ahead anyway. */
+const END_ANSWER_WAIT_MS = 2000;
+
 /**
  * The client's transport, silenced once the client disconnected. Binary audio
  * arrives as a Blob that `VoiceClient` reads asynchronously; audio read after
  * `disconnect()` would open a new AudioContext and play after the component
  * is gone. Here it is read the same way and dropped once released.
+ *
+ * It also counts the `end_call`s the server has not answered yet (the server
+ * answers each with `status: "idle"`): see the rule (start after the last
+ * call ended) on {@link VoiceConnection.start}.
  */
 class ReleasableTransport implements VoiceTransport {
   onopen: (() => void) | null = null;
   onclose: ((info?: VoiceTransportCloseInfo) => void) | null = null;
   onerror: ((error?: unknown) => void) | null = null;
   onmessage: ((data: string | ArrayBuffer | Blob) => void) | null = null;
+  /** Called when no `end_call` is left unanswered. */
+  afterEnd: (() => void) | null = null;
   #released = false;
+  #unansweredEnds = 0;
+  #answerDue: ReturnType<typeof setTimeout> | undefined;
 
   readonly #inner: VoiceTransport;
   constructor(inner: VoiceTransport) {
@@ -52,8 +63,27 @@ class ReleasableTransport implements VoiceTransport {
     return !this.#released && this.#inner.connected;
   }
 
+  /** Whether an `end_call` this client sent still waits for the server's answer. */
+  get ending(): boolean {
+    return this.#unansweredEnds > 0;
+  }
+
   sendJSON(data: Record<string, unknown>): void {
+    if (data.type === "end_call" && this.connected) {
+      this.#unansweredEnds++;
+      clearTimeout(this.#answerDue);
+      // A server that never answers must not hold the next call back for ever.
+      this.#answerDue = setTimeout(() => this.#ended(this.#unansweredEnds), END_ANSWER_WAIT_MS);
+    }
     this.#inner.sendJSON(data);
+  }
+
+  #ended(answers: number): void {
+    if (!this.#unansweredEnds) return;
+    this.#unansweredEnds = Math.max(0, this.#unansweredEnds - answers);
+    if (this.#unansweredEnds) return;
+    clearTimeout(this.#answerDue);
+    this.afterEnd?.();
   }
 
   sendBinary(data: ArrayBuffer): void {
@@ -68,6 +98,8 @@ class ReleasableTransport implements VoiceTransport {
       if (!this.#released) this.onopen?.();
     };
     inner.onclose = (info) => {
+      // The server forgets the calls of a closed connection: nothing is left to answer.
+      this.#ended(this.#unansweredEnds);
       if (!this.#released) this.onclose?.(info);
     };
     inner.onerror = (error) => {
@@ -81,6 +113,7 @@ class ReleasableTransport implements VoiceTransport {
         });
         return;
       }
+      if (this.#unansweredEnds && typeof data === "string" && isIdleStatus(data)) this.#ended(1);
       this.onmessage?.(data);
     };
     /* oxlint-enable unicorn/prefer-add-event-listener */
@@ -89,7 +122,19 @@ class ReleasableTransport implements VoiceTransport {
 
   disconnect(): void {
     this.#released = true;
+    clearTimeout(this.#answerDue);
     this.#inner.disconnect();
+  }
+}
+
+/** Whether a text frame is the server's `{ type: "status", status: "idle" }`. */
+function isIdleStatus(data: string): boolean {
+  if (!data.includes('"idle"')) return false;
+  try {
+    const frame = JSON.parse(data) as { type?: unknown; status?: unknown };
+    return frame.type === "status" && frame.status === "idle";
+  } catch {
+    return false;
   }
 }
 
@@ -110,13 +155,21 @@ export interface VoiceConnection {
    * waiting is one start). Settles when the call started, or, without
    * starting, when the wait was dropped. Nothing to call on (disabled, or
    * after the scope ended) resolves at once.
+   *
+   * Rule (start after the last call ended): a start right after a stop waits
+   * until the server answered the stop's `end_call` (at most
+   * `END_ANSWER_WAIT_MS`). Until then the server still sends frames of the
+   * call that ended (its `status: "listening"` after a transcript, then the
+   * answer, `status: "idle"`); `VoiceClient` would take them for the new
+   * call's and end it at once, leaving the server listening to a client whose
+   * microphone is off.
    */
   start(): Promise<void>;
   /** Drops a start still waiting for the socket (the promise resolves without a call). */
   cancelStart(): void;
 }
 
-/** A start asked for before the client's socket opened. */
+/** A start asked for before the client's socket opened or its last call ended. */
 interface PendingStart {
   client: VoiceClient;
   promise: Promise<void>;
@@ -132,6 +185,7 @@ interface PendingStart {
  */
 export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
   const client = shallowRef<VoiceClient | null>(null);
+  let transport: ReleasableTransport | null = null;
   let activeKey: string | null = null;
   let pending: PendingStart | null = null;
 
@@ -143,18 +197,21 @@ export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
 
   const start = (): Promise<void> => {
     const current = client.value;
-    if (!current) return Promise.resolve();
-    if (current.connected) return current.startCall();
+    const lane = transport;
+    if (!current || !lane) return Promise.resolve();
+    const ready = () => current.connected && !lane.ending;
+    if (ready()) return current.startCall();
     if (pending?.client === current) return pending.promise;
     cancelStart();
     const waiting: PendingStart = { client: current, promise: Promise.resolve(), cancel: () => {} };
     waiting.promise = new Promise<void>((resolve, reject) => {
       const stopWaiting = () => {
-        current.removeEventListener("connectionchange", onConnectionChange);
+        current.removeEventListener("connectionchange", check);
+        lane.afterEnd = null;
         if (pending === waiting) pending = null;
       };
-      const onConnectionChange = (connected: boolean) => {
-        if (!connected) return;
+      const check = () => {
+        if (!ready()) return;
         stopWaiting();
         current.startCall().then(resolve, reject);
       };
@@ -162,7 +219,8 @@ export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
         stopWaiting();
         resolve();
       };
-      current.addEventListener("connectionchange", onConnectionChange);
+      current.addEventListener("connectionchange", check);
+      lane.afterEnd = check;
     });
     pending = waiting;
     return waiting.promise;
@@ -173,6 +231,7 @@ export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
     const current = client.value;
     if (!current) return;
     client.value = null;
+    transport = null;
     bind(current, spec.listeners, false);
     current.disconnect();
   };
@@ -189,7 +248,7 @@ export function useVoiceConnection(spec: VoiceConnectionSpec): VoiceConnection {
     activeKey = key;
     if (replaced) spec.onReplaced?.();
     const options = spec.clientOptions();
-    const transport = new ReleasableTransport(
+    transport = new ReleasableTransport(
       options.transport ??
         new WebSocketVoiceTransport({ agent: options.agent, name: options.name, host: options.host, query: options.query })
     );

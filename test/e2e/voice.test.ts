@@ -335,6 +335,36 @@ describe("useVoiceInput", () => {
     await eventually(() => expect(tracker!.held()).toMatchObject({ tracks: 0, audioContexts: 0, sockets: 0 }));
   });
 
+  it("a restart on a transcript (stop, clear, start in one tick) records the next utterance: the start waits for the server's answer to end_call", async () => {
+    // The server follows a transcript with `status: "listening"` and answers
+    // end_call with `status: "idle"`. Taken as the new call's, those two end
+    // it locally: the server then listens to a client whose microphone is off.
+    const name = uniqueName("restart");
+    const { result: input, unmount } = mountComposable(() => useVoiceInput({ agent: DICTATION, name, host: agentHost() }));
+    let restarted: Promise<void> | undefined;
+    watch(
+      input.transcript,
+      (text) => {
+        if (text !== USER_TRANSCRIPT || restarted) return;
+        // Synchronously, inside the transcript frame's handler: before the next frame.
+        input.stop();
+        input.clear();
+        restarted = input.start();
+      },
+      { flush: "sync" }
+    );
+    await eventually(async () => {
+      await input.start();
+      expect(input.isListening.value).toBe(true);
+    });
+    await eventually(() => expect(restarted).toBeDefined());
+    await restarted;
+    await eventually(() => expect(input.transcript.value).toBe(USER_TRANSCRIPT));
+    const log = await readLog(name, DICTATION);
+    expect(log.filter((entry) => entry.kind === "transcript")).toHaveLength(2);
+    unmount();
+  });
+
   it("dictation: start streams the microphone, utterances accumulate, clear starts over, stop releases the microphone", async () => {
     tracker = trackResources();
     const name = uniqueName("dictate");
