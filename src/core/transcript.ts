@@ -19,17 +19,6 @@ export function prependMissing<M extends UIMessage>(loaded: readonly M[], curren
   return [...loaded.filter((message) => !present.has(message.id)), ...current];
 }
 
-/** Re-appends sends the transport buffered that a connect transcript lacks. */
-export function restoreBuffered<M extends UIMessage>(
-  snapshot: M[],
-  local: readonly M[],
-  bufferedIds: ReadonlySet<string>
-): M[] {
-  const inSnapshot = new Set(snapshot.map((message) => message.id));
-  const restored = local.filter((message) => bufferedIds.has(message.id) && !inSnapshot.has(message.id));
-  return restored.length === 0 ? snapshot : [...snapshot, ...restored];
-}
-
 /** Moves a message to the end of the list; the same array when nothing moves. */
 export function moveToEnd<M extends UIMessage>(messages: M[], id: string): M[] {
   const index = messages.findIndex((message) => message.id === id);

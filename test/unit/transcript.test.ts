@@ -5,7 +5,6 @@ import {
   mergeStoredWins,
   moveToEnd,
   prependMissing,
-  restoreBuffered,
   trimForServer,
 } from "../../src/core/transcript";
 import { requestBody } from "../../src/core/requests";
@@ -39,20 +38,6 @@ describe("prependMissing (a transcript that lands after messages are on screen)"
     const merged = prependMissing([msg("a"), msg("b", "user", "stored")], onScreen);
     expect(ids(merged)).toEqual(["a", "b", "c"]);
     expect(merged[1]).toBe(onScreen[0]);
-  });
-});
-
-describe("restoreBuffered (#1983)", () => {
-  it("re-appends buffered sends a connect snapshot lacks, in local order", () => {
-    const local = [msg("a"), msg("q1"), msg("q2")];
-    const restored = restoreBuffered([msg("a")], local, new Set(["q2", "q1"]));
-    expect(ids(restored)).toEqual(["a", "q1", "q2"]);
-  });
-
-  it("leaves a snapshot alone when nothing was buffered or it already has them", () => {
-    const snapshot = [msg("a"), msg("q1")];
-    expect(restoreBuffered(snapshot, [msg("q1")], new Set())).toBe(snapshot);
-    expect(restoreBuffered(snapshot, [msg("q1")], new Set(["q1"]))).toBe(snapshot);
   });
 });
 
