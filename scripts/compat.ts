@@ -235,6 +235,19 @@ function vitestSummary(output: string): string {
   return [tests ?? "no summary", killed ? "timed out" : ""].filter(Boolean).join(", ");
 }
 
+/**
+ * What a failing tier printed about its failures: the failing lines, then
+ * vitest's own failure sections (the error and where it was thrown), so a CI
+ * log that keeps only this job's output still says why a row failed.
+ */
+function failureReport(output: string): string {
+  const lines = output.replace(ANSI, "").split("\n");
+  const failing = lines.filter((line) => /FAIL|✗|×/.test(line)).slice(0, 40);
+  const detailsAt = lines.findIndex((line) => /⎯ (Failed (Suites|Tests)|Unhandled Errors?|Startup Error) /.test(line));
+  const details = detailsAt === -1 ? [] : lines.slice(detailsAt, detailsAt + 120);
+  return [...failing, ...details].join("\n");
+}
+
 const seconds = (since: number) => Math.round((Date.now() - since) / 1000);
 
 async function runRow(row: Row, tiers: Tier[]): Promise<RowResult> {
@@ -275,9 +288,7 @@ async function runRow(row: Row, tiers: Tier[]): Promise<RowResult> {
     result.tiers[tier] = { ok: outcome.ok, seconds: seconds(tierStarted), summary };
     console.log(`[compat] ${row.label}: ${tier} ${outcome.ok ? "pass" : "FAIL"} (${summary}; ${seconds(tierStarted)}s)`);
     if (!outcome.ok) {
-      const plain = outcome.output.replace(ANSI, "");
-      const failures = plain.split("\n").filter((line) => /FAIL|✗|×/.test(line));
-      console.log(failures.slice(0, 40).join("\n"));
+      console.log(failureReport(outcome.output));
     }
   }
   result.seconds = seconds(started);

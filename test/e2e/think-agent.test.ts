@@ -30,7 +30,7 @@ const chatScript = (script: Script) => ({ body: { script } });
 let think: { host: string; origin: string };
 beforeAll(async () => {
   think = await commands.thinkServerStart();
-}, 200_000);
+}, 260_000); // two starts of up to 100 s each (think-commands.ts), and the stops between
 afterAll(async () => {
   await commands.thinkServerStop();
 });

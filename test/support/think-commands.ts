@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { BrowserCommand } from "vitest/node";
+import { StartupTimeoutError } from "./startup.ts";
 import { DEFAULT_CONFIG_PATH, startWorker, type WorkerServer } from "./wrangler.ts";
 
 declare module "vitest/browser" {
@@ -22,9 +23,27 @@ export const THINK_CONFIG_PATH = join(DEFAULT_CONFIG_PATH, "..", "wrangler.think
 
 let server: Promise<WorkerServer> | undefined;
 
+/** How long one `wrangler dev` of the Think worker may take to answer: its bundle is several MB, so a loaded machine needs a while. */
+const THINK_READY_MS = 100_000;
+
+/**
+ * Starts the Think worker; a start that never gets ready (wrangler once hung
+ * in CI with no output kept) is stopped and tried once more on a fresh port,
+ * saying so on stderr with what the first one printed.
+ */
+async function startThink(): Promise<WorkerServer> {
+  const options = { configPath: THINK_CONFIG_PATH, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: THINK_READY_MS };
+  try {
+    return await startWorker(options);
+  } catch (error) {
+    if (!(error instanceof StartupTimeoutError)) throw error;
+    console.warn(`[think-commands] the Think worker did not get ready; starting it once more.\n${error.message}`);
+    return startWorker(options);
+  }
+}
+
 const thinkServerStart: BrowserCommand<[]> = async () => {
-  // Think's bundle is several MB: give a loaded machine time to start it.
-  server ??= startWorker({ configPath: THINK_CONFIG_PATH, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: 180_000 });
+  server ??= startThink();
   try {
     const started = await server;
     return { host: started.host, origin: started.origin };
