@@ -109,6 +109,17 @@ describe("the model's world restarts this client from its persisted state", () =
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (clear retires): a clear while the restored page's first load is failing is retired by the first load made again, which answers after it (seed 1018062175)", async () => {
+    // Before: only later reads retired a clear, so the hold stayed for good when the read that answered was the first load.
+    const world = await play("send, failRead 0, restart 49, reopen, store 2, failRead 0, clear", {
+      persist: true,
+      load: true,
+      resume: false,
+      autoContinue: false
+    });
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("not promised: a queued send whose write had not committed when the tab died may be lost", async () => {
     const world = await play("cut, send, restart", persisted);
     expect(world.sent[0]!.excused).toBe("queued, its write had not committed when the tab died");

@@ -142,10 +142,13 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.io.read(true);
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
   m.io.reconcile();
-  if (!stored || !m.base.admitFirst(read, true)) return true;
+  if (!stored) return true;
+  // A first load made again after a clear (its first try failed) is the read the clear waits for.
+  const admitted = settleClear(m, read, m.base.admitFirst(read, true) ? stored : null);
+  if (!admitted) return true;
   cacheGivesWay(m);
   const current = m.messages;
-  const shown = m.intents.shown(stored, current);
+  const shown = m.intents.shown(admitted, current);
   m.base.hold(shown);
   m.replace(prependMissing(shown, current));
   return true;
@@ -165,11 +168,8 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   // Rule (a failed read is made again): no answer says nothing about the transcript. The shell makes the read
   // again after a pause (`TranscriptReads`), and what waits for it (a clear's hold) waits for that one.
   if (stored === null) return;
-  let admitted = admission === "admit" ? stored : null;
-  const ended = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
-  if (ended?.unconfirmed.size) m.remove((message) => ended.unconfirmed.has(message.id));
+  const admitted = settleClear(m, read, admission === "admit" ? stored : null);
   if (!admitted) return;
-  if (ended) admitted = admitted.filter((message) => !ended.cleared.has(message.id));
   cacheGivesWay(m);
   m.base.hold(admitted);
   const shown = m.intents.shown(admitted, m.messages);
@@ -185,6 +185,18 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
     return;
   }
   m.replace(m.placement.keepLiveCopy(merged, m.messages, m.busy));
+}
+
+/**
+ * Rule (clear retires): an answered read, a first load or a later one, may be
+ * the read a clear of this client's waits for (`LocalIntents.readSettled`):
+ * what arrived during the hold and the answer lacks goes. Returns the
+ * admitted answer (null: not admitted) less what the clear removed.
+ */
+function settleClear<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, admitted: M[] | null): M[] | null {
+  const ended = m.intents.readSettled(read.id, read.id === m.base.newestRead, admitted);
+  if (ended?.unconfirmed.size) m.remove((message) => ended.unconfirmed.has(message.id));
+  return admitted && ended ? admitted.filter((message) => !ended.cleared.has(message.id)) : admitted;
 }
 
 /**
