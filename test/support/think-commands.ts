@@ -27,9 +27,10 @@ let server: Promise<WorkerServer> | undefined;
 const THINK_READY_MS = 100_000;
 
 /**
- * Starts the Think worker; a start that never gets ready (wrangler once hung
- * in CI with no output kept) is stopped and tried once more on a fresh port,
- * saying so on stderr with what the first one printed.
+ * Starts the Think worker; a start that never gets ready (probably what made
+ * a CI run skip every Think test; its output was not kept) is stopped and
+ * tried once more on a fresh port, saying so on stderr with what the first
+ * one printed.
  */
 async function startThink(): Promise<WorkerServer> {
   const options = { configPath: THINK_CONFIG_PATH, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: THINK_READY_MS };
