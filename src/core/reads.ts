@@ -106,9 +106,16 @@ export class TranscriptReads<M extends UIMessage> {
     return true;
   }
 
-  /** The socket opened: a failed read waiting for its pause is made again now. */
+  /** The socket opened: the agent may be back, so a failure from now on is a new run of failures (see `retryFailed`). */
   opened(): void {
     this.#failedReads = 0;
+  }
+
+  /**
+   * A failed read waiting for its pause is made again now (the socket opened), unless a newer read took its
+   * place: a reconnect's own read, made first, makes it one read, not two.
+   */
+  retryFailed(): void {
     this.#retryNow();
   }
 

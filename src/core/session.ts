@@ -216,6 +216,7 @@ export class ChatSession<M extends UIMessage> {
       this.#resumes.probeAfterReconnect();
       if (edge === "reconnect-and-read") this.#reads.reread(false);
     }
+    this.#reads.retryFailed();
     this.#scheduleReconcile();
   }
 

@@ -220,6 +220,44 @@ describe("Rule (a failed read is made again)", () => {
     }
   });
 
+  it("a reconnect's own read takes the place of a failed read waiting for its pause: the socket opening again makes one read, not two", async () => {
+    const stored: UIMessage[] = [{ id: "u1", role: "user", parts: [{ type: "text", text: "kept" }] }];
+    let reads = 0;
+    let answered = 0;
+    let failing = true;
+    // resyncOnReconnect is on (the default): the reopen reads the transcript of its own.
+    const started = nodeSession(() => stored, {}, {
+      readStored: async () => {
+        reads++;
+        if (failing) throw new Error("the agent did not answer (Failed to fetch)");
+        answered++;
+        return stored;
+      }
+    });
+    sessions.push(started.session);
+    const { socket, out, session } = started;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      await openIdle(socket, session);
+      session.clearHistory();
+      await vi.waitFor(() => expect(reads).toBe(1));
+      await vi.waitFor(() => expect(warn.mock.calls.some((call) => String(call[0]).includes("Could not read the transcript"))).toBe(true));
+      failing = false;
+      stored.length = 0;
+      socket.drop();
+      // The open handler makes its reads as the socket opens.
+      socket.open();
+      expect(reads).toBe(2);
+      await vi.waitFor(() => expect(probes(socket)).toHaveLength(2));
+      socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+      await vi.waitFor(() => expect(answered).toBe(1));
+      await vi.waitFor(() => expect(out.messages.value).toEqual([]));
+      expect(reads).toBe(2);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it("a read that keeps failing warns once for the run of failures, not at every retry", async () => {
     let reads = 0;
     let failing = true;
