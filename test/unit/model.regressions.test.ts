@@ -28,6 +28,14 @@ describe("counterexamples the model property test found", () => {
     expect(world.server.stored.map((message) => message.role)).toEqual(["user", "assistant"]);
   });
 
+  it("Rule (a stream keeps its name): live chunks after a replayed start this client skipped build the server's message, not a second one (seed 12000703)", async () => {
+    // stop() cancelled the resume that had ACKed another tab's turn, and a clear reset its record, so its replay (with the
+    // `start` naming s1) was skipped; its live chunks built the reply under an id of this client's next to s1 for good.
+    const world = await play("otherSend, turn, deliver 1, up, deliver 2, turn, regenerate, up, stop, turn, clear", { resume: true, seed: 12000703 });
+    expect(world.gaps.has("reply-under-own-id")).toBe(false);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { type ResponseFrame, isRecord, parseJson } from "../frames";
 import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
-import { type ReadBack, runsLive } from "./streams";
+import { type ReadBack, type StreamRecord, runsLive } from "./streams";
 import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
@@ -150,7 +150,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   const record = m.streams.at(id);
   const observing = m.observed.streamId === id;
   const ownContinuation = isObservedContinuation(m.continuation, id);
-  if (frame.replay && !m.observed.active && !record.replayPending) return;
+  if (frame.replay && !m.observed.active && !record.replayPending) return noteSkippedStart(record, frame.body);
   // Rule (a stopped turn is followed no further, issue 22, 3): only its end is handled, and reads back.
   if (!observing && !terminal(frame) && record.stopped) return;
   if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
@@ -193,6 +193,18 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
 }
 
 /**
+ * Rule (a stream keeps its name): a replayed `start` this client skips (the
+ * replay was not offered to it, or a clear reset the stream's record) still
+ * names the reply the stream's live chunks build, so that reply is the
+ * server's message, not a second one under an id of this client's.
+ */
+function noteSkippedStart(record: StreamRecord, body: string): void {
+  if (!body.startsWith('{"type":"start"')) return;
+  const chunk = parseJson(body);
+  if (isRecord(chunk) && typeof chunk.messageId === "string") record.named = chunk.messageId;
+}
+
+/**
  * Rule (one message per observed stream): a new stream id starts one; live chunks merge as they come, replays at `replayComplete` or `done`.
  * Upstream's `broadcastTransition` is this machine over its own `StreamAccumulator`, so it cannot carry `ObservedMessage`'s rules.
  */
@@ -206,6 +218,9 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   const misbegun = frame.continuation && message !== null && !message.continuation && !message.hasParts;
   if (observed.streamId !== frame.id || !message || (frame.replay && isStart) || misbegun) {
     message = observed.begin(frame.id, frame.continuation);
+    // Rule (a stream keeps its name): live chunks after a skipped replay build the message its `start` named.
+    const named = m.streams.get(frame.id)?.named;
+    if (named !== undefined) message.apply({ type: "start", messageId: named });
     // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
     if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
   }

@@ -23,6 +23,8 @@ export interface StreamRecord {
   stopped?: boolean;
   /** The local reply streamed without a `start` naming it (a plain-text `Response`): the server stores it under an id of its own. */
   unnamed?: boolean;
+  /** The message id a `start` of this stream named, also a replayed one this client skipped (rule: a stream keeps its name). */
+  named?: string;
   /** The message an observed stream's reply was last merged on screen as: a clear it interrupts leaves that one (the server stores it after the clear). */
   shown?: string;
   /** A clear of this client's interrupted the turn. */
