@@ -36,6 +36,14 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (unnamed reply is protected): a continuation of this client's that finds no message to extend is an unnamed reply; the stored copy takes its place at its end", async () => {
+    // A clear removed the message whose tool call the output answers; the continuation built its reply under an id of the
+    // AI SDK's, which stayed next to the server's copy (s4) after the read at its end.
+    const world = await play("otherSend 0 820, turn, turn, turn, turn, turn, cut, turn, reopen, turn, clear, turn, turn, deliver 2, toolOutput 0", { autoContinue: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(world.server.stored.map((message) => message.id));
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });

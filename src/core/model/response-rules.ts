@@ -246,10 +246,12 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
  * appends for a local request whose stream named no message id (a plain-text
  * `Response` streams no `start`) is protected like any live reply, anchored
  * after the message before it. The server stores it under an id of its own,
- * so its turn's end reads back (see `readBackAtEnd`).
+ * so its turn's end reads back (see `readBackAtEnd`). So is the reply a
+ * continuation of this client's appends (the transport took it): it found no
+ * message to extend (a clear removed it), and continuation starts name none.
  */
 export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply: M): void {
-  const requestId = m.io.transport.activeServerTurnId;
+  const requestId = m.io.transport.activeServerTurnId ?? (m.continuation.kind === "attached" ? m.continuation.requestId : null);
   // With the socket closed it is the AI SDK flushing chunks the close cut off, not a live reply (a close ends the overlay).
   if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId) || !m.link.open) return;
   const record = m.streams.at(requestId);
