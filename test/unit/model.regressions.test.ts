@@ -44,6 +44,13 @@ describe("counterexamples the model property test found", () => {
     expect(world.messages.map((message) => message.id)).toEqual(world.server.stored.map((message) => message.id));
   });
 
+  it("Rule (observed overlay over frames): another tab's continuation that found no message to extend gives way to the frame that brings that message whole", async () => {
+    // Another tab's setMessages emptied the screen before its tool continuation streamed; the frame after it brought s1
+    // with the tool output and the continuation's text, and the continuation, renamed s1, put back only its own text.
+    const world = await play("otherSend 0 876, turn, turn, turn, turn, turn, turn, turn, turn, turn, otherToolOutput 0 continue, otherSetMessages 0 0");
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });

@@ -51,7 +51,8 @@ export class ObservedTurn<M extends UIMessage> {
     const observed = this.message;
     if (!observed?.hasParts) return next;
     observed.adoptStoredId(next, this.#list.messages);
-    const stored = next.find((message) => message.id === observed.id);
+    // Where it lands in the frame: a continuation that found no message to extend takes the one the frame brings.
+    const stored = next[observed.targetIndex(next)];
     if (observed.parts.length < (stored?.parts.length ?? 0) || observed.divergesFrom(next)) return next;
     return this.mergedInto(observed, next);
   }
