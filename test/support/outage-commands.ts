@@ -5,7 +5,7 @@
  * persist dir, so the conversation is still stored when it returns.
  */
 import type { BrowserCommand } from "vitest/node";
-import { startWorker, type WorkerServer } from "./wrangler.ts";
+import { startWorkerTwice, type WorkerServer } from "./wrangler.ts";
 
 declare module "vitest/browser" {
   interface BrowserCommands {
@@ -21,12 +21,14 @@ declare module "vitest/browser" {
 }
 
 let server: WorkerServer | undefined;
+/** A start waits this long for one `wrangler dev` (a healthy one answers in seconds), so a second start fits a test's time. */
+const READY_MS = 45_000;
 let last: { port: number; persistTo: string } | undefined;
 
 const address = (s: WorkerServer) => ({ host: s.host, origin: s.origin });
 
 const outageServerStart: BrowserCommand<[]> = async () => {
-  server ??= await startWorker({ logFile: process.env.WRANGLER_LOG });
+  server ??= await startWorkerTwice({ logFile: process.env.WRANGLER_LOG, readyTimeoutMs: READY_MS }, "outage-commands");
   last = { port: server.port, persistTo: server.persistTo };
   return address(server);
 };
@@ -37,9 +39,10 @@ const outageServerDown: BrowserCommand<[]> = async () => {
   server = undefined;
 };
 
+
 const outageServerResume: BrowserCommand<[]> = async () => {
   if (!last) throw new Error("outageServerResume: the outage server was never started");
-  server ??= await startWorker({ ...last, logFile: process.env.WRANGLER_LOG });
+  server ??= await startWorkerTwice({ ...last, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: READY_MS }, "outage-commands");
   return address(server);
 };
 

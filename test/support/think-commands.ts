@@ -6,8 +6,7 @@
  */
 import { join } from "node:path";
 import type { BrowserCommand } from "vitest/node";
-import { StartupTimeoutError } from "./startup.ts";
-import { DEFAULT_CONFIG_PATH, startWorker, type WorkerServer } from "./wrangler.ts";
+import { DEFAULT_CONFIG_PATH, startWorkerTwice, type WorkerServer } from "./wrangler.ts";
 
 declare module "vitest/browser" {
   interface BrowserCommands {
@@ -33,14 +32,7 @@ const THINK_READY_MS = 100_000;
  * one printed.
  */
 async function startThink(): Promise<WorkerServer> {
-  const options = { configPath: THINK_CONFIG_PATH, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: THINK_READY_MS };
-  try {
-    return await startWorker(options);
-  } catch (error) {
-    if (!(error instanceof StartupTimeoutError)) throw error;
-    console.warn(`[think-commands] the Think worker did not get ready; starting it once more.\n${error.message}`);
-    return startWorker(options);
-  }
+  return startWorkerTwice({ configPath: THINK_CONFIG_PATH, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: THINK_READY_MS }, "think-commands");
 }
 
 const thinkServerStart: BrowserCommand<[]> = async () => {

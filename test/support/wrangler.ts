@@ -163,6 +163,21 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<Wor
   }
 }
 
+/**
+ * Starts a worker, and once more when the first start never gets ready: a rare `wrangler dev` that hangs on a
+ * loaded machine (CI lost a run of the Think tests and one of the persist tests' restarts to it). The hung start
+ * is stopped, and what it printed goes to stderr with `label`, so a hang that repeats can be read.
+ */
+export async function startWorkerTwice(options: StartWorkerOptions, label: string): Promise<WorkerServer> {
+  try {
+    return await startWorker(options);
+  } catch (error) {
+    if (!(error instanceof StartupTimeoutError)) throw error;
+    console.warn(`[${label}] wrangler dev did not get ready; starting it once more.\n${error.message}`);
+    return startWorker(options);
+  }
+}
+
 async function launch(
   options: StartWorkerOptions & { port: number; persistTo: string }
 ): Promise<WorkerServer> {

@@ -5,7 +5,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { STARTUP_TIMEOUTS, StartupTimeoutError, withStartupTimeout } from "../support/startup.ts";
-import { startWorker } from "../support/wrangler.ts";
+import { startWorker, startWorkerTwice } from "../support/wrangler.ts";
 
 const NEVER_READY = fileURLToPath(new URL("../fixtures/startup/never-ready.mjs", import.meta.url));
 
@@ -31,6 +31,29 @@ describe("startup timeouts (issue 29, 9)", () => {
     const pid = Number(/wrangler pid (\d+) stopped/.exec(message)?.[1]);
     expect(pid).toBeGreaterThan(0);
     expect(alive(pid)).toBe(false);
+  }, 30_000);
+
+  it("startWorkerTwice: a start that never gets ready is stopped, said on stderr with its output, and tried once more", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const error = await startWorkerTwice({ wranglerBin: NEVER_READY, readyTimeoutMs: 1_500 }, "startup-test").then(
+        () => undefined,
+        (caught: unknown) => caught
+      );
+      expect(error).toBeInstanceOf(StartupTimeoutError);
+      expect(warn).toHaveBeenCalledTimes(1);
+      const said = String(warn.mock.calls[0]?.[0]);
+      expect(said).toMatch(/^\[startup-test\] wrangler dev did not get ready; starting it once more\./);
+      expect(said).toContain("never-ready: started, and will never listen");
+      // Both starts were stopped.
+      for (const message of [said, (error as Error).message]) {
+        const pid = Number(/wrangler pid (\d+) stopped/.exec(message)?.[1]);
+        expect(pid).toBeGreaterThan(0);
+        expect(alive(pid)).toBe(false);
+      }
+    } finally {
+      warn.mockRestore();
+    }
   }, 30_000);
 
   it("a step that never finishes rejects naming the step; what it brings later is handed to onLate", async () => {
