@@ -106,16 +106,17 @@ export class TranscriptReads<M extends UIMessage> {
     return true;
   }
 
-  /** The socket opened: the agent may be back, so a failure from now on is a new run of failures (see `retryFailed`). */
+  /** The socket opened: the agent may be back, so a failure from now on is a new run of failures (see `afterOpen`). */
   opened(): void {
     this.#failedReads = 0;
   }
 
   /**
-   * A failed read waiting for its pause is made again now (the socket opened), unless a newer read took its
-   * place: a reconnect's own read, made first, makes it one read, not two.
+   * The reads of an open, after its probe: the reconnect's own read (`read`), then a failed read waiting for its
+   * pause, made again now unless that newer read took its place (one read, not two).
    */
-  retryFailed(): void {
+  afterOpen(read: boolean): void {
+    if (read) this.reread(false);
     this.#retryNow();
   }
 

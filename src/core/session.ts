@@ -212,11 +212,8 @@ export class ChatSession<M extends UIMessage> {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
       if (this.#settings.resume) void this.resumeStream().catch(() => {});
       this.#reads.firstOpen(this.#openedBeforeChat);
-    } else if (edge) {
-      this.#resumes.probeAfterReconnect();
-      if (edge === "reconnect-and-read") this.#reads.reread(false);
-    }
-    this.#reads.retryFailed();
+    } else if (edge) this.#resumes.probeAfterReconnect();
+    this.#reads.afterOpen(edge === "reconnect-and-read");
     this.#scheduleReconcile();
   }
 
