@@ -23,12 +23,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build as esbuild } from "esbuild";
-import { moduleSize } from "../bench/lib/size.ts";
+import { moduleSize, rolldownApp } from "../bench/lib/size.ts";
 
 type Bundler = "esbuild" | "rolldown";
 type App = "useAgentChat" | "whole";
@@ -122,34 +121,7 @@ async function withEsbuild(source: string): Promise<Uint8Array> {
   return result.outputFiles[0]!.contents;
 }
 
-/** Vite 8's own rolldown (resolved from vite, which the project depends on), not whichever copy is hoisted. */
-const { rolldown } = (await import(
-  pathToFileURL(createRequire(createRequire(join(ROOT, "package.json")).resolve("vite")).resolve("rolldown")).href
-)) as typeof import("rolldown");
-
-async function withRolldown(source: string): Promise<string> {
-  const app = "\0size-app";
-  const bundle = await rolldown({
-    input: app,
-    platform: "browser",
-    logLevel: "silent",
-    transform: { define: PRODUCTION },
-    external: (id) => isPeer(id),
-    plugins: [
-      {
-        name: "size-app",
-        resolveId: (id) => (id === app ? app : null),
-        load: (id) => (id === app ? source : null)
-      }
-    ]
-  });
-  try {
-    const { output } = await bundle.generate({ format: "esm", minify: true });
-    return output.map((chunk) => (chunk.type === "chunk" ? chunk.code : "")).join("");
-  } finally {
-    await bundle.close();
-  }
-}
+const withRolldown = (source: string) => rolldownApp(ROOT, source, isPeer);
 
 interface Figure {
   name: string;

@@ -14,11 +14,11 @@
  *   npm run size:without -- src/core/outbox.ts src/core/direct-lane.ts
  */
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build as esbuild } from "esbuild";
+import { rolldownApp } from "../bench/lib/size.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ENTRY = join(ROOT, "src", "index.ts");
@@ -77,33 +77,8 @@ async function withEsbuild(without: ReadonlySet<string>): Promise<Uint8Array> {
   return result.outputFiles[0]!.contents;
 }
 
-const { rolldown } = (await import(
-  pathToFileURL(createRequire(createRequire(join(ROOT, "package.json")).resolve("vite")).resolve("rolldown")).href
-)) as typeof import("rolldown");
-
-async function withRolldown(without: ReadonlySet<string>): Promise<string> {
-  const app = "\0size-app";
-  const bundle = await rolldown({
-    input: app,
-    platform: "browser",
-    logLevel: "silent",
-    transform: { define: PRODUCTION },
-    external: (id) => isPeer(id),
-    plugins: [
-      {
-        name: "size-app",
-        resolveId: (id) => (id === app ? app : null),
-        load: (id) => (id === app ? APP : without.has(id) ? { code: standIn(id), moduleType: "ts" } : null)
-      }
-    ]
-  });
-  try {
-    const { output } = await bundle.generate({ format: "esm", minify: true });
-    return output.map((chunk) => (chunk.type === "chunk" ? chunk.code : "")).join("");
-  } finally {
-    await bundle.close();
-  }
-}
+const withRolldown = (without: ReadonlySet<string>) =>
+  rolldownApp(ROOT, APP, isPeer, (id) => (without.has(id) ? { code: standIn(id), moduleType: "ts" } : null));
 
 const gzip = (code: string | Uint8Array) => gzipSync(code, { level: 9 }).length;
 console.log(`size:without: an app importing only useAgentChat, from src/, min+gzip -9; without ${named.join(", ")}`);

@@ -1,9 +1,11 @@
 /**
  * Sizes: esbuild minify, then gzip level 9. Used by the bench (Size scenario)
- * and by scripts/size-budget.ts.
+ * and by scripts/size-budget.ts and scripts/size-without.ts.
  */
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build, transform } from "esbuild";
 
@@ -113,4 +115,41 @@ export function pageSize(distDir: string, entry: string): Size & { files: number
     gz += gzip(bytes);
   }
   return { raw, min: raw, gzip: gz, files: files.size };
+}
+
+/**
+ * An app bundled by Vite 8's own rolldown (resolved from vite, which `root` depends on, not whichever copy is
+ * hoisted) as a production build: tree-shaken, minified, `NODE_ENV=production`, `isPeer` imports left external.
+ * `load` may answer for other modules (a stand-in); the app's entry is `source`.
+ */
+export async function rolldownApp(
+  root: string,
+  source: string,
+  isPeer: (id: string) => boolean,
+  load: (id: string) => { code: string; moduleType: "ts" } | null = () => null
+): Promise<string> {
+  const { rolldown } = (await import(
+    pathToFileURL(createRequire(createRequire(join(root, "package.json")).resolve("vite")).resolve("rolldown")).href
+  )) as typeof import("rolldown");
+  const app = "\0size-app";
+  const bundle = await rolldown({
+    input: app,
+    platform: "browser",
+    logLevel: "silent",
+    transform: { define: { "process.env.NODE_ENV": JSON.stringify("production") } },
+    external: (id) => isPeer(id),
+    plugins: [
+      {
+        name: "size-app",
+        resolveId: (id) => (id === app ? app : null),
+        load: (id) => (id === app ? source : load(id))
+      }
+    ]
+  });
+  try {
+    const { output } = await bundle.generate({ format: "esm", minify: true });
+    return output.map((chunk) => (chunk.type === "chunk" ? chunk.code : "")).join("");
+  } finally {
+    await bundle.close();
+  }
 }
