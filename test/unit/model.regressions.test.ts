@@ -51,6 +51,18 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
   });
 
+  it("Rule (an unseen continuation's end): the reply another tab's continuation extends, cut by this client's clear before it sent anything here, shows once the server stores it again (seed 926912259)", async () => {
+    // Another tab's tool output started a continuation of s1 that had sent nothing here when this client cleared. The
+    // server aborted it and stored s1 again after the clear; the clear's hold took every frame and read carrying s1 for
+    // one from before the clear, and kept it off the screen for good.
+    const world = await play(
+      "otherSend 0 108, turn, turn, turn, turn, turn, turn, deliver 3, deliver 4, turn, turn, turn, otherToolOutput 0 continue, turn, deliver 4, " +
+        "clear, timer, deliver 1, up, deliver 1, timer, deliver 1, serveRead 0, answerRead 0, serveRead 0, answerRead 0, timer"
+    );
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s1"]);
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });

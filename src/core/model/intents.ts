@@ -35,6 +35,8 @@ interface Clear {
   arrived: Set<string>;
   /** Reads with an id above this were issued after the clear. */
   afterRead: number;
+  /** The last reply it removed: the one a continuation this client never saw extends. */
+  extended?: string;
 }
 
 /** A message sent while it could not go out, waiting in order. */
@@ -111,8 +113,19 @@ export class LocalIntents<M extends UIMessage> {
   }
 
   /** A clear of this client's starts holding back what it removed (`afterRead`: the newest read so far). */
-  beginClear(cleared: Set<string>, afterRead: number): void {
-    this.clear = { cleared, arrived: new Set(), afterRead };
+  beginClear(cleared: Set<string>, afterRead: number, extended?: string): void {
+    this.clear = { cleared, arrived: new Set(), afterRead, extended };
+  }
+
+  /**
+   * Rule (an unseen continuation's end): a continuation this client saw
+   * nothing of ended aborted during a clear's hold: the clear cut it, and the
+   * server stored the reply it extends again after the clear, so that reply is
+   * no longer held back.
+   */
+  unseenContinuationAborted(): void {
+    const clear = this.clear;
+    if (clear?.extended !== undefined) clear.cleared.delete(clear.extended);
   }
 
   /**

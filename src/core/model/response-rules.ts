@@ -25,6 +25,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const { id } = frame;
   const streams = m.streams;
   streams.noteResponse(frame);
+  const unseen = frame.continuation && frame.done && frame.outcome === "aborted" && !m.local.has(id) && !streams.get(id);
+  if (unseen) m.intents.unseenContinuationAborted();
   // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
   if (runsLive(frame)) {
     endObservedBy(m, id);
@@ -59,7 +61,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const named = streams.get(id)?.replyId;
   if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
-  const readBack = streams.readBackAtEnd(frame);
+  // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
+  const readBack = unseen ? "always" : streams.readBackAtEnd(frame);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
   return m.base.exact ? "none" : readBack;
 }

@@ -241,6 +241,7 @@ export function localClear<M extends UIMessage>(
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
   const interrupted = [...m.local, ...running, ...m.streams.openTurns()];
   const cleared = new Set(m.messages.map((message) => message.id));
+  const extended = m.messages.findLast((message) => message.role === "assistant")?.id;
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
   const streams = m.streams;
@@ -263,7 +264,7 @@ export function localClear<M extends UIMessage>(
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
   const read = m.link.open && canRead && !m.base.exact;
-  if (read) m.intents.beginClear(cleared, m.base.newestRead);
+  if (read) m.intents.beginClear(cleared, m.base.newestRead, extended);
   else m.intents.clear = null;
   return { dropped, read };
 }
