@@ -51,6 +51,8 @@ interface OpenRead {
   behind: number;
   /** The stored transcript when the server answered; undefined while the request travels. */
   answer: M[] | undefined;
+  /** Messages the server had held and no longer held when it answered (another client's clear or rewrite removed them). */
+  removed?: Set<string>;
   respond: (response: Response) => void;
   fail: (error: Error) => void;
 }
@@ -181,6 +183,8 @@ export class World implements WorldPort {
   private seeded: string | null = null;
   /** Sends submitted again while the server's transcript no longer held them: not promised (RELIABILITY.md, known limitations). */
   readonly resubmitted = new Set<string>();
+  /** Adopted sends the page last saw removed: the read it answered was served after another client removed them. */
+  private readonly checkedRemoved = new Set<string>();
   readonly sent: SentRecord[] = [];
   readonly log: string[] = [];
   /** Errors the session's public calls rejected with, or logged (a frame that failed to apply). */
@@ -398,7 +402,8 @@ export class World implements WorldPort {
       if (body.trigger === "submit-message" && last?.role === "user") {
         this.submitted.set(last.id, (this.submitted.get(last.id) ?? 0) + 1);
         if (this.mayResubmit.has(last.id) && this.submitted.get(last.id)! > 1) {
-          if (!this.server.stored.some((message) => message.id === last.id)) this.resubmitted.add(last.id);
+          // Also when the read the page checked was served after another client removed it, and a stale list wrote it back since.
+          if (!this.server.stored.some((message) => message.id === last.id) || this.checkedRemoved.has(last.id)) this.resubmitted.add(last.id);
         }
       }
     }
@@ -604,6 +609,7 @@ export class World implements WorldPort {
         if (read) {
           read.answer = clone(server.stored);
           read.behind = server.framesSent;
+          read.removed = new Set([...server.everHeld].filter((id) => !server.stored.some((message) => message.id === id)));
         }
         return;
       }
@@ -766,6 +772,10 @@ export class World implements WorldPort {
     this.reads.splice(this.reads.indexOf(open), 1);
     this.log.push(`  read ${open.read.id} answered: [${idsOf(open.answer!).join(",")}]`);
     const answer = open.answer!;
+    for (const id of this.mayResubmit) {
+      if (open.removed?.has(id)) this.checkedRemoved.add(id);
+      else if (answer.some((message) => message.id === id)) this.checkedRemoved.delete(id);
+    }
     const m = this.inside.model;
     const admitted = open.first ? m.base.admitFirst(open.read, true) : m.base.admit(open.read, true) === "admit";
     const held = m.intents.clear !== null;

@@ -144,4 +144,19 @@ describe("the model's world restarts this client from its persisted state", () =
     expect(strictly(world)).toContain(`sent message ${id} was submitted 2 times`);
     expect(violations(world)).toEqual([]);
   });
+
+  it("not promised: the same when another tab's stale list writes the send back between the read the page checked and its resend (seed 819311243)", async () => {
+    // The dead page's request reached the server; another tab cleared; the next page's check read was served then and
+    // lacked the send; before its answer came, another tab's send of a list from before the clear wrote it back. The page
+    // can only go by the answer it got: it sends the message again, and the server now holds it twice over.
+    const world = await play(
+      "send, store 2, store 3, store 1, failRead 0, restart 0, store 4, reopen, up, otherClear, serveRead 313, cut, failRead 0, otherSend 553 0",
+      persisted
+    );
+    const id = world.sent[0]!.id;
+    expect(world.server.stored.some((message) => message.id === id)).toBe(true);
+    expect(world.resubmitted.has(id)).toBe(true);
+    expect(strictly(world)).toContain(`sent message ${id} was submitted 2 times`);
+    expect(violations(world)).toEqual([]);
+  });
 });
