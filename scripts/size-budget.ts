@@ -26,8 +26,7 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { build as esbuild } from "esbuild";
-import { moduleSize, rolldownApp } from "../bench/lib/size.ts";
+import { esbuildApp, moduleSize, rolldownApp } from "../bench/lib/size.ts";
 
 type Bundler = "esbuild" | "rolldown";
 type App = "useAgentChat" | "whole";
@@ -91,37 +90,13 @@ if (!existsSync(file) || statSync(file).mtimeMs < newestMtime(join(ROOT, "src"))
 if (!existsSync(file) || statSync(file).size === 0) fail(`${entry} is missing or empty after the build: the package would ship nothing`);
 
 const gzip = (code: string | Uint8Array) => gzipSync(code, { level: 9 }).length;
-const PRODUCTION = { "process.env.NODE_ENV": JSON.stringify("production") };
 const appSource: Record<App, string> = {
   useAgentChat: `export { useAgentChat } from ${JSON.stringify(file)};`,
   whole: `export * from ${JSON.stringify(file)};`
 };
 
-async function withEsbuild(source: string): Promise<Uint8Array> {
-  const result = await esbuild({
-    stdin: { contents: source, resolveDir: ROOT, loader: "js" },
-    bundle: true,
-    write: false,
-    minify: true,
-    treeShaking: true,
-    format: "esm",
-    target: "es2022",
-    platform: "browser",
-    define: PRODUCTION,
-    logLevel: "silent",
-    plugins: [
-      {
-        name: "peers-external",
-        setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) => (isPeer(args.path) ? { path: args.path, external: true } : undefined));
-        }
-      }
-    ]
-  });
-  return result.outputFiles[0]!.contents;
-}
-
-const withRolldown = (source: string) => rolldownApp(ROOT, source, isPeer);
+const withEsbuild = (source: string) => esbuildApp({ source, root: ROOT, isPeer });
+const withRolldown = (source: string) => rolldownApp({ source, root: ROOT, isPeer });
 
 interface Figure {
   name: string;

@@ -17,13 +17,11 @@ import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { build as esbuild } from "esbuild";
-import { rolldownApp } from "../bench/lib/size.ts";
+import { esbuildApp, rolldownApp } from "../bench/lib/size.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ENTRY = join(ROOT, "src", "index.ts");
 const APP = `export { useAgentChat } from ${JSON.stringify(ENTRY)};`;
-const PRODUCTION = { "process.env.NODE_ENV": JSON.stringify("production") };
 
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { peerDependencies?: Record<string, string> };
 const peers = Object.keys(pkg.peerDependencies ?? {});
@@ -53,32 +51,10 @@ function standIn(path: string): string {
   return [...names].map((name) => `export const ${name} = /* @__PURE__ */ (() => { const f = function () { return f; }; return f; })();`).join("\n");
 }
 
-async function withEsbuild(without: ReadonlySet<string>): Promise<Uint8Array> {
-  const result = await esbuild({
-    stdin: { contents: APP, resolveDir: ROOT, loader: "ts" },
-    bundle: true,
-    write: false,
-    minify: true,
-    format: "esm",
-    target: "es2022",
-    platform: "browser",
-    define: PRODUCTION,
-    logLevel: "silent",
-    plugins: [
-      {
-        name: "peers-and-stand-ins",
-        setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) => (isPeer(args.path) ? { path: args.path, external: true } : undefined));
-          b.onLoad({ filter: /\.ts$/ }, (args) => (without.has(args.path) ? { contents: standIn(args.path), loader: "ts" } : undefined));
-        }
-      }
-    ]
-  });
-  return result.outputFiles[0]!.contents;
-}
-
-const withRolldown = (without: ReadonlySet<string>) =>
-  rolldownApp(ROOT, APP, isPeer, (id) => (without.has(id) ? { code: standIn(id), moduleType: "ts" } : null));
+/** The app, built with each module in `without` replaced by its stand-in. */
+const app = (without: ReadonlySet<string>) => ({ source: APP, root: ROOT, isPeer, standIn: (path: string) => (without.has(path) ? standIn(path) : undefined) });
+const withEsbuild = (without: ReadonlySet<string>) => esbuildApp(app(without));
+const withRolldown = (without: ReadonlySet<string>) => rolldownApp(app(without));
 
 const gzip = (code: string | Uint8Array) => gzipSync(code, { level: 9 }).length;
 console.log(`size:without: an app importing only useAgentChat, from src/, min+gzip -9; without ${named.join(", ")}`);

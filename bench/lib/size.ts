@@ -117,17 +117,53 @@ export function pageSize(distDir: string, entry: string): Size & { files: number
   return { raw, min: raw, gzip: gz, files: files.size };
 }
 
+/** Builds of an app: its source (the entry), which imports stay imports, and stand-ins for modules left out. */
+export interface AppBuild {
+  /** The app's entry, TypeScript or JavaScript. */
+  source: string;
+  /** Where the entry's relative imports resolve from, and where Vite is installed. */
+  root: string;
+  /** A peer (or a subpath of one): it stays an import, as in an app that installs it. */
+  isPeer: (id: string) => boolean;
+  /** The TypeScript a module is replaced with, or undefined to build it as it is (`scripts/size-without.ts`). */
+  standIn?: (path: string) => string | undefined;
+}
+
+const PRODUCTION = { "process.env.NODE_ENV": JSON.stringify("production") };
+
+/** An app bundled by esbuild as a production build: tree-shaken, minified, `NODE_ENV=production`, peers left external. */
+export async function esbuildApp({ source, root, isPeer, standIn = () => undefined }: AppBuild): Promise<Uint8Array> {
+  const result = await build({
+    stdin: { contents: source, resolveDir: root, loader: "ts" },
+    bundle: true,
+    write: false,
+    minify: true,
+    format: "esm",
+    target: "es2022",
+    platform: "browser",
+    define: PRODUCTION,
+    logLevel: "silent",
+    plugins: [
+      {
+        name: "peers-and-stand-ins",
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) => (isPeer(args.path) ? { path: args.path, external: true } : undefined));
+          b.onLoad({ filter: /\.ts$/ }, (args) => {
+            const code = standIn(args.path);
+            return code === undefined ? undefined : { contents: code, loader: "ts" };
+          });
+        }
+      }
+    ]
+  });
+  return result.outputFiles[0]!.contents;
+}
+
 /**
- * An app bundled by Vite 8's own rolldown (resolved from vite, which `root` depends on, not whichever copy is
- * hoisted) as a production build: tree-shaken, minified, `NODE_ENV=production`, `isPeer` imports left external.
- * `load` may answer for other modules (a stand-in); the app's entry is `source`.
+ * The same app bundled by Vite 8's own rolldown (resolved from vite, which `root` depends on, not whichever copy is
+ * hoisted) as a production build.
  */
-export async function rolldownApp(
-  root: string,
-  source: string,
-  isPeer: (id: string) => boolean,
-  load: (id: string) => { code: string; moduleType: "ts" } | null = () => null
-): Promise<string> {
+export async function rolldownApp({ source, root, isPeer, standIn = () => undefined }: AppBuild): Promise<string> {
   const { rolldown } = (await import(
     pathToFileURL(createRequire(createRequire(join(root, "package.json")).resolve("vite")).resolve("rolldown")).href
   )) as typeof import("rolldown");
@@ -136,13 +172,17 @@ export async function rolldownApp(
     input: app,
     platform: "browser",
     logLevel: "silent",
-    transform: { define: { "process.env.NODE_ENV": JSON.stringify("production") } },
+    transform: { define: PRODUCTION },
     external: (id) => isPeer(id),
     plugins: [
       {
         name: "size-app",
         resolveId: (id) => (id === app ? app : null),
-        load: (id) => (id === app ? source : load(id))
+        load: (id) => {
+          if (id === app) return source;
+          const code = standIn(id);
+          return code === undefined ? null : { code, moduleType: "ts" as const };
+        }
       }
     ]
   });

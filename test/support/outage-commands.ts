@@ -39,7 +39,6 @@ const outageServerDown: BrowserCommand<[]> = async () => {
   server = undefined;
 };
 
-
 const outageServerResume: BrowserCommand<[]> = async () => {
   if (!last) throw new Error("outageServerResume: the outage server was never started");
   server ??= await startWorkerTwice({ ...last, logFile: process.env.WRANGLER_LOG, readyTimeoutMs: READY_MS }, "outage-commands");
