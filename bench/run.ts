@@ -391,7 +391,7 @@ async function churnRun(client: Client, round: number): Promise<ChurnRecord> {
     const leaksBefore: LeakCounts = await page.evaluate(() => window.bench.leakCounts());
     const t0 = Date.now();
     await withTimeout(
-      page.evaluate(async ([config, expected, cycles]) => {
+      page.evaluate(async ([config, cycles]) => {
         // Half the cycles unmount once the socket is open (the transcript
         // read may still be in flight), half on the next task (still
         // connecting), as when a user navigates away quickly.
@@ -402,7 +402,7 @@ async function churnRun(client: Client, round: number): Promise<ChurnRecord> {
           else await window.bench.sleep(0);
           window.bench.unmount();
         }
-      }, [config, expected, SETTINGS.churnCycles] as const),
+      }, [config, SETTINGS.churnCycles] as const),
       180_000,
       "mount/unmount cycles"
     );
