@@ -308,8 +308,12 @@ export class ChatSession<M extends UIMessage> {
     const request = sentRequest(frame);
     if (request) {
       // Rule (a superseded request's failure is not the chat's): a regenerate or an edit replaces the requests still open.
-      if (this.#model.intents.rewrite) this.#model.streams.supersede(this.#model.local, request.id);
-      return this.#model.intents.sendWentOut(request.id, request.sentId);
+      const m = this.#model;
+      if (m.intents.rewrite) m.streams.supersede(m.local, request.id);
+      // A rewrite reads back as it settles (rule *rewrite retires*); a server that owns its history (Think) writes no client's list.
+      if (!m.intents.rewrite && !m.base.serverOwned) m.streams.wentOut(request.id, m.base.clock, [...m.local].some((id) => id !== request.id));
+      m.base.listWritten();
+      return m.intents.sendWentOut(request.id, request.sentId);
     }
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
     this.#resumes.forgetError();
@@ -349,10 +353,11 @@ export class ChatSession<M extends UIMessage> {
   #rewrite(run: () => Promise<void>, editedId?: string): Promise<void> {
     // Exact sync: every version reaches this socket in order, so nothing stale needs holding back.
     if (this.#model.base.exact) return run();
-    const rewrite = this.#model.intents.beginRewrite(this.#state.messages, editedId);
+    const m = this.#model;
+    const rewrite = m.intents.beginRewrite(this.#state.messages, editedId, m.base.clock);
     const request = run();
     const release = () => {
-      if (this.#model.intents.endRewrite(rewrite)) this.#reads.reread(true);
+      if (m.intents.endRewrite(rewrite, m.base.clock)) this.#reads.reread(true);
     };
     void request.then(release, release);
     return request;

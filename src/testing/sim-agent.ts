@@ -145,15 +145,6 @@ export class SimAgent {
    */
   private persist(list: M[], sender: Sender, deleteStale: boolean): void {
     const prior = new Set(this.stored.map((message) => message.id));
-    if (sender.kind === "me") {
-      const overwritten = list.filter((message) => {
-        const stored = this.stored.find((candidate) => candidate.id === message.id);
-        return stored !== undefined && JSON.stringify(stored.parts) !== JSON.stringify(message.parts);
-      });
-      if (overwritten.some((message) => this.world.mayShow(message.id))) this.world.gap("own-request-overwrites-newer");
-      // Or it writes back a message the server removed after the list was taken (another tab's setMessages came first).
-      if (list.some((message) => !prior.has(message.id) && this.everHeld.has(message.id))) this.world.gap("own-request-overwrites-newer");
-    }
     for (const message of list) {
       const index = this.stored.findIndex((candidate) => candidate.id === message.id);
       if (index >= 0) this.stored[index] = clone(message);
@@ -161,7 +152,6 @@ export class SimAgent {
     }
     if (deleteStale && list.every((message) => prior.has(message.id))) {
       const keep = new Set(list.map((message) => message.id));
-      if (sender.kind === "me" && [...prior].some((id) => !keep.has(id) && this.world.mayShow(id))) this.world.gap("own-request-overwrites-newer");
       this.stored = this.stored.filter((message) => keep.has(message.id));
     }
     this.remember();

@@ -32,10 +32,6 @@ export interface WorldPort {
   coin(): boolean;
   /** The shape of the next generated reply: bits pick the word count and a client tool call. */
   nextReplyShape(): number;
-  /** The run hit a known limitation (the property test's `GAPS`; other drivers ignore it). */
-  gap(name: "own-request-overwrites-newer"): void;
-  /** Whether this client shows the message, or a frame on its way brings it. */
-  mayShow(id: string): boolean;
   /** A scripted reply for a turn about to be queued; without one (or when it returns undefined) the reply is generated from its shape. */
   replyFor?(turn: { requestId: string; replyId: string; continuation: boolean; messages: readonly M[]; newCallId: () => string }): ScriptedReply | undefined;
 }

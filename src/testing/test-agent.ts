@@ -195,12 +195,6 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
     return 0;
   }
 
-  gap(): void {}
-
-  mayShow(): boolean {
-    return false;
-  }
-
   replyFor(turn: { requestId: string; replyId: string; continuation: boolean; messages: readonly M[]; newCallId: () => string }) {
     const reply = this.#replies.shift() ?? this.#options.reply?.({ requestId: turn.requestId, continuation: turn.continuation, messages: clone([...turn.messages]) }) ?? "OK";
     return replyChunks(reply, turn);

@@ -223,11 +223,6 @@ export class World implements WorldPort {
     if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
   }
 
-  /** Whether this client shows the message, or a frame on its way brings it. */
-  mayShow(id: string): boolean {
-    return this.messages.some((message) => message.id === id) || this.down.some((down) => JSON.stringify(down.frame).includes(`"${id}"`));
-  }
-
   /** Requests this client sent or the AI SDK resumed: its status follows them. */
   readonly own = new Set<string>();
 

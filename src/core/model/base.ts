@@ -61,6 +61,10 @@ export class TranscriptBase {
   /** The first load: waiting for the socket's first chat frame, the read that is out, or done. */
   firstLoad: "waiting" | TranscriptRead | "done" = "done";
   #clock = 0;
+  /** Rule (what the server removed goes): each message a transcript of the server's held, with the newest read that had left then. */
+  readonly #seenAt = new Map<string, number>();
+  /** The newest read that had left when a list of this client's last went out, or a request of its ended. */
+  #listAt = 0;
   /** The clock at the last local replacement (`setMessages`, a clear, a reset). */
   #replacedAt = 0;
   #reads = 0;
@@ -75,9 +79,53 @@ export class TranscriptBase {
     return this.#reads;
   }
 
+  /** Moves on every transcript frame and local replacement (see `admit`). */
+  get clock(): number {
+    return this.#clock;
+  }
+
   /** A transcript frame arrived. */
   frameArrived(): void {
     this.#clock++;
+  }
+
+  /** A transcript frame or an answered read showed what the server holds. */
+  seen(messages: Iterable<{ id: string }>): void {
+    for (const message of messages) this.#seenAt.set(message.id, this.#reads);
+  }
+
+  /** A list of this client's went out (a request, `setMessages`), or a request of its ended. */
+  listWritten(): void {
+    this.#listAt = this.#reads;
+  }
+
+  /**
+   * Rule (what the server removed goes): the messages an admitted answer
+   * lacks that the server held before the read left (a transcript of its
+   * showed them). Another client's rewrite, or a list of this client's that
+   * raced one, removed them; a merge must not keep them as if only this
+   * screen had them. Not while `writing` (a request of this client's is
+   * open), nor after one of its lists went out or its request ended since
+   * the read left: the server may have served the read before it wrote that
+   * list, which can write a message back.
+   */
+  removedBefore(read: TranscriptRead, stored: readonly { id: string }[], writing: boolean): Set<string> {
+    const holds = new Set(stored.map((message) => message.id));
+    const removed = new Set<string>();
+    if (writing || this.#listAt >= read.id) return removed;
+    for (const [id, at] of this.#seenAt) {
+      if (holds.has(id) || at >= read.id) continue;
+      removed.add(id);
+      this.#seenAt.delete(id);
+    }
+    return removed;
+  }
+
+  /** A clear: nothing the server held before it is held now. */
+  forget(): void {
+    this.known.clear();
+    this.shells.clear();
+    this.#seenAt.clear();
   }
 
   /** This client replaced the transcript: no read that left before is admitted. */

@@ -20,6 +20,12 @@ interface Rewrite<M extends UIMessage> {
    * after): the stored transcript decides once the request settles.
    */
   heldBack: boolean;
+  /**
+   * Rule (a raced request reads back): the base clock as it began. A frame
+   * since means another client wrote before the server took the rewrite's
+   * list, which deletes what it lacks: the stored transcript decides too.
+   */
+  clockAt: number;
 }
 
 /**
@@ -72,13 +78,14 @@ export class LocalIntents<M extends UIMessage> {
   sending = false;
 
   /** A regenerate or an edit starts; a rewrite already in flight hands over what it holds back. */
-  beginRewrite(current: readonly M[], editedId: string | undefined): Rewrite<M> {
+  beginRewrite(current: readonly M[], editedId: string | undefined, clock: number): Rewrite<M> {
     this.settleRewrite(current);
-    // What the rewrite in flight edited, removed and held back carries over.
+    // What the rewrite in flight edited, removed and held back carries over, and when it began.
     return (this.rewrite = {
       edited: null,
       retracted: new Set(),
       heldBack: false,
+      clockAt: clock,
       ...this.rewrite,
       idsBefore: new Set(current.map((message) => message.id)),
       editedId
@@ -87,13 +94,14 @@ export class LocalIntents<M extends UIMessage> {
 
   /**
    * Rule (rewrite retires): when its request settles, unless a later rewrite
-   * took it over. Whether a frame carried a removed message says if the
-   * stored transcript must be read back.
+   * took it over. Whether a frame carried a removed message, or any frame
+   * came since it began (`clock`: the base clock now), says if the stored
+   * transcript must be read back.
    */
-  endRewrite(rewrite: Rewrite<M>): boolean {
+  endRewrite(rewrite: Rewrite<M>, clock: number): boolean {
     if (this.rewrite !== rewrite) return false;
     this.rewrite = null;
-    return rewrite.heldBack;
+    return rewrite.heldBack || rewrite.clockAt !== clock;
   }
 
   /**

@@ -62,7 +62,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
-  const readBack = unseen ? "always" : streams.readBackAtEnd(frame);
+  const readBack = unseen ? "always" : streams.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
   return m.base.exact ? "none" : readBack;
 }
@@ -122,6 +122,7 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   m.placement.release(record.replyId);
   showBase(m, record.replyId);
   m.local.delete(id);
+  m.base.listWritten();
   m.intents.sendsEnded((request) => isRunningRequest(m, request), false);
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
 }

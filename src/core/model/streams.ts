@@ -35,6 +35,8 @@ export interface StreamRecord {
   ended?: boolean;
   /** A regenerate or an edit of this client's went out while this request was open, replacing it. */
   superseded?: boolean;
+  /** The base clock when this request of this client's went out, or -1: another of its requests was open (see `wentOut`). */
+  wentOutAt?: number;
 }
 
 /** A response frame to handle now, with the socket data it came in. */
@@ -99,6 +101,19 @@ export class StreamRecords {
   /** Rule (ACKs are per socket): the socket closed; offers this client ACKed itself were for that socket. */
   socketClosed(): void {
     for (const record of this.#records.values()) record.acked = false;
+  }
+
+  /**
+   * Rule (a raced request reads back): this client's request `id` went out
+   * at base clock `clock`. `AIChatAgent` writes a request's list over what
+   * it stores, and sends the sender no broadcast of its own turn. So when a
+   * transcript frame came while the request was out (another client wrote
+   * first: its rewrite's list, or this list, deleted or overwrote something),
+   * or another of this client's requests was open as it went out (the list
+   * carried that reply only as far as it had come), the end reads back.
+   */
+  wentOut(id: string, clock: number, overlapping: boolean): void {
+    this.at(id).wentOutAt = overlapping ? -1 : clock;
   }
 
   /** The transport ACKed `id`: its replay starts from chunk 0 again. */
@@ -198,7 +213,7 @@ export class StreamRecords {
 
   /**
    * Rule (end of stream): what a stream end reads back. The server stores what
-   * this client may not have seen in three cases:
+   * this client may not have seen in these cases:
    * - a clear of this client's interrupted the turn, and the server aborted it
    *   (or names no outcome): it stores the partial reply after the clear;
    * - the stream had closed when the server took this client's ACK: the replay
@@ -206,17 +221,19 @@ export class StreamRecords {
    * - this client stopped it: the server kept what it generated until it took
    *   the cancel, which this client dropped, and the sender gets no broadcast
    *   of its own turn (issue 21, 2: the screen stayed a chunk short);
-   * - its reply streamed without an id: the server stored it under its own (issue 22, 1).
+   * - its reply streamed without an id: the server stored it under its own (issue 22, 1);
+   * - it raced another write (`wentOut`): its list may have overwritten it.
    */
-  readBackAtEnd(frame: ResponseFrame): ReadBack {
+  readBackAtEnd(frame: ResponseFrame, clock: number): ReadBack {
     const record = this.#records.get(frame.id);
     if (!record) return "none";
     const clear = record.interruptedByClear && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
     const unnamed = record.unnamed && !frame.error;
     if (unnamed && record.replyId !== undefined) this.unnamedReplies.add(record.replyId);
-    const resync = record.unreplayed || record.stopped || unnamed;
+    const raced = record.wentOutAt !== undefined && record.wentOutAt !== clock;
+    const resync = record.unreplayed || record.stopped || unnamed || raced;
     if (frame.done) record.interruptedByClear = undefined;
-    record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = record.superseded = undefined;
+    record.unreplayed = record.stopped = record.unnamed = record.acked = record.replayPending = record.superseded = record.wentOutAt = undefined;
     record.replyId = record.openedText = record.shown = undefined;
     return clear ? "always" : resync ? "resync" : "none";
   }

@@ -27,6 +27,7 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
   if (connect && version === undefined) m.base.serverOwned = true;
   if (answersFirstLoad) m.base.firstLoad = "done";
   m.base.frameArrived();
+  m.base.seen(received);
   const current = m.messages;
   const shown = m.intents.shown(received, current);
   m.base.hold(shown);
@@ -81,8 +82,7 @@ export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<Que
   m.streams.reset();
   m.placement.reset();
   m.io.transport.appliedChunks.clear();
-  m.base.known.clear();
-  m.base.shells.clear();
+  m.base.forget();
   return m.intents.reset();
 }
 
@@ -147,6 +147,7 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   const admitted = settleClear(m, read, m.base.admitFirst(read, true) ? stored : null);
   if (!admitted) return true;
   cacheGivesWay(m);
+  m.base.seen(stored);
   const current = m.messages;
   const shown = m.intents.shown(admitted, current);
   m.base.hold(shown);
@@ -172,10 +173,14 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (!admitted) return;
   cacheGivesWay(m);
   m.base.hold(admitted);
+  const removed = m.base.removedBefore(read, stored, m.local.size > 0);
+  m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
+  const live = m.placement.protectedId;
+  const onScreen = withoutUnnamedReplies(m, shown).filter((message) => !removed.has(message.id) || message.id === live);
   let merged: M[];
   try {
-    merged = m.io.settings().mergeMessages(withoutUnnamedReplies(m, shown), shown);
+    merged = m.io.settings().mergeMessages(onScreen, shown);
   } catch (error) {
     console.error("[agents-vue] mergeMessages threw; the on-screen transcript is kept.", error);
     return;
@@ -291,6 +296,7 @@ export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[]
     }
   } else if (sync) {
     m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
+    m.base.listWritten();
     m.base.known.clear();
     m.base.hold(messages);
   }

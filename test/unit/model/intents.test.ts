@@ -8,26 +8,33 @@ describe("LocalIntents", () => {
     it("retires the rewrite when its request settles, saying whether a frame carried what it removed", () => {
       const intents = new LocalIntents<UIMessage>();
       const before = [user("u1"), assistant("a1")];
-      const rewrite = intents.beginRewrite(before, undefined);
+      const rewrite = intents.beginRewrite(before, undefined, 0);
       intents.settleRewrite([user("u1")]);
       expect(intents.isRetracted("a1", [user("u1")])).toBe(true);
-      expect(intents.endRewrite(rewrite)).toBe(true);
+      expect(intents.endRewrite(rewrite, 0)).toBe(true);
       expect(intents.rewrite).toBeNull();
     });
 
     it("says nothing is held back when no frame carried a removed message", () => {
       const intents = new LocalIntents<UIMessage>();
-      const rewrite = intents.beginRewrite([user("u1"), assistant("a1")], undefined);
+      const rewrite = intents.beginRewrite([user("u1"), assistant("a1")], undefined, 0);
       intents.settleRewrite([user("u1")]);
-      expect(intents.endRewrite(rewrite)).toBe(false);
+      expect(intents.endRewrite(rewrite, 0)).toBe(false);
+    });
+
+    it("Rule (a raced request reads back): a transcript frame since it began makes it read back, also when none carried what it removed", () => {
+      const intents = new LocalIntents<UIMessage>();
+      const rewrite = intents.beginRewrite([user("u1"), assistant("a1")], undefined, 4);
+      intents.settleRewrite([user("u1")]);
+      expect(intents.endRewrite(rewrite, 5)).toBe(true);
     });
 
     it("leaves a later rewrite in place: it took over what the earlier one removed", () => {
       const intents = new LocalIntents<UIMessage>();
-      const first = intents.beginRewrite([user("u1"), assistant("a1")], undefined);
+      const first = intents.beginRewrite([user("u1"), assistant("a1")], undefined, 0);
       intents.settleRewrite([user("u1")]);
-      const second = intents.beginRewrite([user("u1"), assistant("a2")], undefined);
-      expect(intents.endRewrite(first)).toBe(false);
+      const second = intents.beginRewrite([user("u1"), assistant("a2")], undefined, 0);
+      expect(intents.endRewrite(first, 0)).toBe(false);
       expect(intents.rewrite).toBe(second);
       intents.settleRewrite([user("u1")]);
       expect([...second.retracted].toSorted()).toEqual(["a1", "a2"]);
@@ -36,7 +43,7 @@ describe("LocalIntents", () => {
 
   it("reads a rewrite's cut once, and an edit's new copy", () => {
     const intents = new LocalIntents<UIMessage>();
-    intents.beginRewrite([user("u1", "old"), assistant("a1")], "u1");
+    intents.beginRewrite([user("u1", "old"), assistant("a1")], "u1", 0);
     const edited = user("u1", "new");
     intents.settleRewrite([edited]);
     intents.settleRewrite([]);
@@ -94,7 +101,7 @@ describe("LocalIntents", () => {
   describe("Rule (shown through intents)", () => {
     it("leaves out what a rewrite or a clear removed and shows the edited copy", () => {
       const intents = new LocalIntents<UIMessage>();
-      intents.beginRewrite([user("u1", "old"), assistant("a1")], "u1");
+      intents.beginRewrite([user("u1", "old"), assistant("a1")], "u1", 0);
       const edited = user("u1", "new");
       const shown = intents.shown([user("u1", "old"), assistant("a1"), user("u2")], [edited]);
       expect(idsOf(shown)).toEqual(["u1", "u2"]);
@@ -103,12 +110,12 @@ describe("LocalIntents", () => {
 
     it("a frame with another copy of the edited message makes the edit read back once it settles", () => {
       const intents = new LocalIntents<UIMessage>();
-      const rewrite = intents.beginRewrite([user("u1", "old")], "u1");
+      const rewrite = intents.beginRewrite([user("u1", "old")], "u1", 0);
       const edited = user("u1", "mine");
       expect(intents.shown([user("u1", "mine")], [edited])[0]).toBe(edited);
       expect(rewrite.heldBack).toBe(false);
       expect(intents.shown([user("u1", "theirs")], [edited])[0]).toBe(edited);
-      expect(intents.endRewrite(rewrite)).toBe(true);
+      expect(intents.endRewrite(rewrite, 0)).toBe(true);
     });
 
     it("leaves out cleared messages during a clear's hold", () => {
@@ -208,7 +215,7 @@ describe("LocalIntents", () => {
     const intents = new LocalIntents<UIMessage>();
     intents.unechoed.set("a", { lacked: false });
     intents.buffered.add("b");
-    intents.beginRewrite([user("x")], undefined);
+    intents.beginRewrite([user("x")], undefined, 0);
     const entry = { message: user("q"), options: undefined, settle: () => {} };
     intents.queued.push(entry);
     expect(intents.reset()).toEqual([entry]);

@@ -136,7 +136,7 @@ describe("ObservedTurn", () => {
 
     it("does not merge a message a rewrite of this client's removed", () => {
       const { list, intents, turn } = observedTurn([user("u1")]);
-      intents.beginRewrite([user("u1"), assistant("a1")], undefined);
+      intents.beginRewrite([user("u1"), assistant("a1")], undefined, 0);
       const message = streamText(turn, "r", "a1", "Hi");
       turn.mergeUnlessDiverged(message);
       expect(idsOf(list.messages)).toEqual(["u1"]);

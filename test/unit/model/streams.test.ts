@@ -89,43 +89,56 @@ describe("StreamRecords", () => {
       for (const outcome of ["aborted", undefined] as const) {
         const streams = new StreamRecords();
         streams.at("r").interruptedByClear = true;
-        expect(streams.readBackAtEnd(response("r", { done: true, outcome }))).toBe("always");
+        expect(streams.readBackAtEnd(response("r", { done: true, outcome }), 0)).toBe("always");
         expect(streams.get("r")!.interruptedByClear).toBeUndefined();
       }
       const completed = new StreamRecords();
       completed.at("r").interruptedByClear = true;
-      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }))).toBe("none");
+      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }), 0)).toBe("none");
     });
 
     it("reads back (resync) a stream that ended with nothing replayed since this client's ACK", () => {
       const streams = new StreamRecords();
       Object.assign(streams.at("r"), { acked: true, unreplayed: true });
-      expect(streams.readBackAtEnd(response("r", { done: true, replay: true }))).toBe("resync");
-      expect(streams.readBackAtEnd(response("r", { done: true }))).toBe("none");
+      expect(streams.readBackAtEnd(response("r", { done: true, replay: true }), 0)).toBe("resync");
+      expect(streams.readBackAtEnd(response("r", { done: true }), 0)).toBe("none");
     });
 
     it("reads back every stopped turn: before its reply started here, after, or one the server completed anyway (issue 21, 2)", () => {
       const before = new StreamRecords();
       before.stopping(["r"]);
-      expect(before.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("resync");
+      expect(before.readBackAtEnd(response("r", { done: true, outcome: "aborted" }), 0)).toBe("resync");
       const after = new StreamRecords();
       after.at("r").replyId = "a";
       after.stopping(["r"]);
-      expect(after.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("resync");
+      expect(after.readBackAtEnd(response("r", { done: true, outcome: "aborted" }), 0)).toBe("resync");
       const unstopped = new StreamRecords();
       unstopped.at("r").replyId = "a";
-      expect(unstopped.readBackAtEnd(response("r", { done: true, outcome: "aborted" }))).toBe("none");
+      expect(unstopped.readBackAtEnd(response("r", { done: true, outcome: "aborted" }), 0)).toBe("none");
       const completed = new StreamRecords();
       completed.at("r").replyId = "a";
       completed.stopping(["r"]);
-      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }))).toBe("resync");
+      expect(completed.readBackAtEnd(response("r", { done: true, outcome: "completed" }), 0)).toBe("resync");
+    });
+
+    it("Rule (a raced request reads back): a transcript frame while this client's request was out, or another of its requests open as it went out", () => {
+      const quiet = new StreamRecords();
+      quiet.wentOut("r", 3, false);
+      expect(quiet.readBackAtEnd(response("r", { done: true }), 3)).toBe("none");
+      const framed = new StreamRecords();
+      framed.wentOut("r", 3, false);
+      expect(framed.readBackAtEnd(response("r", { done: true }), 4)).toBe("resync");
+      expect(framed.readBackAtEnd(response("r", { done: true }), 5)).toBe("none");
+      const overlapping = new StreamRecords();
+      overlapping.wentOut("r", 3, true);
+      expect(overlapping.readBackAtEnd(response("r", { done: true }), 3)).toBe("resync");
     });
 
     it("closes the record's books, and reads nothing back for a request it never saw", () => {
       const streams = new StreamRecords();
-      expect(streams.readBackAtEnd(response("unknown", { done: true }))).toBe("none");
+      expect(streams.readBackAtEnd(response("unknown", { done: true }), 0)).toBe("none");
       Object.assign(streams.at("r"), { acked: true, replyId: "a", replayPending: true, openedText: new Set(["t"]) });
-      streams.readBackAtEnd(response("r", { done: true }));
+      streams.readBackAtEnd(response("r", { done: true }), 0);
       const record = streams.get("r")!;
       expect([record.acked, record.replyId, record.replayPending, record.openedText, record.stopped]).toEqual([
         undefined,

@@ -93,7 +93,7 @@ describe("transcript rules", () => {
     it("leaves a message a rewrite of this client's removed, and moves the clock", () => {
       const { m, io } = makeModel({ messages: [user("u1"), assistant("a1")] });
       const read = m.base.read(false);
-      m.intents.beginRewrite(m.messages, undefined);
+      m.intents.beginRewrite(m.messages, undefined, 0);
       m.replace([user("u1")]);
       applyMessageUpdate(m, assistant("a1", "back"));
       expect(idsOf(m.messages)).toEqual(["u1"]);
@@ -211,7 +211,7 @@ describe("transcript rules", () => {
   describe("reads after the first (readAnswered)", () => {
     it("merges an admitted answer with mergeMessages, through the intents", () => {
       const { m } = makeModel({ messages: [user("u1"), assistant("removed")] });
-      m.intents.beginRewrite(m.messages, undefined);
+      m.intents.beginRewrite(m.messages, undefined, 0);
       m.replace([user("u1")]);
       const read = m.base.read(true);
       readAnswered(m, read, [user("u1"), assistant("removed")]);
