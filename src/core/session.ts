@@ -354,7 +354,7 @@ export class ChatSession<M extends UIMessage> {
     // Exact sync: every version reaches this socket in order, so nothing stale needs holding back.
     if (this.#model.base.exact) return run();
     const m = this.#model;
-    const rewrite = m.intents.beginRewrite(this.#state.messages, editedId, m.base.clock);
+    const rewrite = m.intents.beginRewrite(this.#state.messages, editedId, m.base.serverOwned ? null : m.base.clock);
     const request = run();
     const release = () => {
       if (m.intents.endRewrite(rewrite, m.base.clock)) this.#reads.reread(true);

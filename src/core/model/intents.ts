@@ -24,8 +24,9 @@ interface Rewrite<M extends UIMessage> {
    * Rule (a raced request reads back): the base clock as it began. A frame
    * since means another client wrote before the server took the rewrite's
    * list, which deletes what it lacks: the stored transcript decides too.
+   * `null` for a server that owns its history (Think): it writes no client's list.
    */
-  clockAt: number;
+  clockAt: number | null;
 }
 
 /**
@@ -78,7 +79,7 @@ export class LocalIntents<M extends UIMessage> {
   sending = false;
 
   /** A regenerate or an edit starts; a rewrite already in flight hands over what it holds back. */
-  beginRewrite(current: readonly M[], editedId: string | undefined, clock: number): Rewrite<M> {
+  beginRewrite(current: readonly M[], editedId: string | undefined, clock: number | null): Rewrite<M> {
     this.settleRewrite(current);
     // What the rewrite in flight edited, removed and held back carries over, and when it began.
     return (this.rewrite = {
@@ -101,7 +102,7 @@ export class LocalIntents<M extends UIMessage> {
   endRewrite(rewrite: Rewrite<M>, clock: number): boolean {
     if (this.rewrite !== rewrite) return false;
     this.rewrite = null;
-    return rewrite.heldBack || rewrite.clockAt !== clock;
+    return rewrite.heldBack || (rewrite.clockAt !== null && rewrite.clockAt !== clock);
   }
 
   /**
