@@ -6,7 +6,7 @@ import { CutTurns } from "./cut-turns";
 import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
-import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
+import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
 import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
@@ -306,15 +306,7 @@ export class ChatSession<M extends UIMessage> {
   #onTransportSend(data: string): void {
     const frame = parseJson(data) as { id?: unknown } | undefined;
     const request = sentRequest(frame);
-    if (request) {
-      // Rule (a superseded request's failure is not the chat's): a regenerate or an edit replaces the requests still open.
-      const m = this.#model;
-      if (m.intents.rewrite) m.streams.supersede(m.local, request.id);
-      // A rewrite reads back as it settles (rule *rewrite retires*); a server that owns its history (Think) writes no client's list.
-      if (!m.intents.rewrite && !m.base.serverOwned) m.streams.wentOut(request.id, m.base.clock, [...m.local].some((id) => id !== request.id));
-      m.base.listWritten();
-      return m.intents.sendWentOut(request.id, request.sentId);
-    }
+    if (request) return requestWentOut(this.#model, request.id, request.sentId);
     if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
     this.#resumes.forgetError();
     this.#model.streams.transportAcked(frame.id);

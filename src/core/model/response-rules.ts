@@ -95,6 +95,19 @@ export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string
   transport.resetResumeState();
 }
 
+/**
+ * A request of this client's went out.
+ * Rule (a superseded request's failure is not the chat's): a regenerate or an edit replaces the requests still open.
+ * Rule (a raced request reads back): a rewrite reads back as it settles (*rewrite retires*) instead, and a server
+ * that owns its history (Think) writes no client's list.
+ */
+export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string, sentId: string | undefined): void {
+  if (m.intents.rewrite) m.streams.supersede(m.local, id);
+  else if (!m.base.serverOwned) m.streams.wentOut(id, m.base.clock, m.local.size > (m.local.has(id) ? 1 : 0));
+  m.base.listWritten();
+  m.intents.sendWentOut(id, sentId);
+}
+
 /** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
