@@ -1,9 +1,8 @@
 import { AbstractChat, type ChatRequestOptions, type ChatStatus, type UIMessage, generateId } from "ai";
-import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
 import { CutTurns } from "./cut-turns";
-import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
+import { type ChatFrame, decodeSocketFrame } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
@@ -14,6 +13,7 @@ import { Wire } from "./protocol";
 import { requestBody } from "./requests";
 import { Resumes, probeIds } from "./resumes";
 import { TranscriptReads } from "./reads";
+import { TurnTransport } from "./turn-transport";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
@@ -29,19 +29,19 @@ type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>
 /** What `ChatSession.inspect` shows of a session (internal, for tests). */
 export interface SessionInternals<M extends UIMessage> {
   readonly model: ChatModel<M>;
-  readonly transport: WebSocketChatTransport<M>;
+  readonly transport: TurnTransport<M>;
   /** An AI SDK resume runs. */
   readonly resuming: boolean;
 }
 
 /**
- * One conversation over one socket: the shell around the chat model. It wires the socket, upstream's transport
+ * One conversation over one socket: the shell around the chat model. It wires the socket, its own transport
  * and the AI SDK chat to the rules in `model/`, runs what they decide (frames, reads, callbacks, timers), and
  * publishes into the cells the composable hands in.
  */
 export class ChatSession<M extends UIMessage> {
   readonly chat: AbstractChat<M>;
-  readonly #transport: WebSocketChatTransport<M>;
+  readonly #transport: TurnTransport<M>;
   readonly #model: ChatModel<M>;
   /** Tool outputs, approvals and client tool runs. */
   readonly tools: ToolActions<M>;
@@ -78,16 +78,24 @@ export class ChatSession<M extends UIMessage> {
     this.#bridge = new SocketBridge(config.socket, {
       message: (data) => this.#onSocketData(data),
       open: () => this.#onSocketOpen(),
-      close: () => this.#onSocketClose(),
-      transportSend: (data) => this.#onTransportSend(data)
+      close: (_event, interrupts) => this.#onSocketClose(interrupts)
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
-    this.#transport = new WebSocketChatTransport<M>({
-      agent: this.#bridge.transportView,
-      activeRequestIds: local,
-      cancelOnClientAbort: this.#settings.cancelOnClientAbort,
-      onRequestBuffered: (messageId) => messageId && this.#model.intents.buffered.add(messageId),
-      prepareBody: (request) => this.#prepareBody(request)
+    this.#transport = new TurnTransport<M>({
+      send: (data) => config.socket.send(data),
+      prepareBody: (request) => this.#prepareBody(request),
+      requestGoesOut: (id, sentId) => requestWentOut(this.#model, id, sentId),
+      buffered: (messageId) => this.#model.intents.buffered.add(messageId),
+      acked: (id) => {
+        this.#resumes.forgetError();
+        this.#model.streams.transportAcked(id);
+      },
+      get applied() {
+        return model().streams.applied;
+      },
+      local,
+      cancelOnClientAbort: () => this.#settings.cancelOnClientAbort
     });
+    const model = () => this.#model;
     this.#model = new ChatModel(this.#state, this.#ports(), local, config.chatInit.generateId ?? generateId);
     this.#model.base.hold(config.initialMessages);
     this.#resumes = new Resumes<M>({
@@ -217,15 +225,18 @@ export class ChatSession<M extends UIMessage> {
     this.#scheduleReconcile();
   }
 
-  #onSocketClose(): void {
+  #onSocketClose(interrupts: boolean): void {
     if (this.#disposed) return;
     const wasOpen = this.#model.link.open;
     this.#model.link.open = false;
     if (this.#bridge.finalClose) this.#outbox.closedForGood(this.#warnLimited);
-    if (!wasOpen) return;
-    this.#cuts.closed(this.#model.local);
-    socketClosed(this.#model);
-    this.#scheduleReconcile();
+    if (wasOpen) {
+      this.#cuts.closed(this.#model.local);
+      socketClosed(this.#model);
+      this.#scheduleReconcile();
+    }
+    // A failed connection attempt does not end a request still waiting in the socket's buffer: it goes out when the socket opens.
+    if (interrupts) this.#transport.closed();
   }
 
   /** A frame arrived; true when it was a chat response frame. */
@@ -234,15 +245,15 @@ export class ChatSession<M extends UIMessage> {
     const frame = decodeSocketFrame<M>(data, this.#settings.onFrame, (key, message) => this.#warnLimited(key, message));
     if (frame?.kind !== "messages") this.#reads.frame(frame);
     if (frame?.kind !== "response") {
-      if (frame) this.#apply(frame, data as string);
+      if (frame) this.#apply(frame);
       return false;
     }
-    for (const admitted of this.#model.streams.admit(frame, data as string)) this.#apply(admitted.frame, admitted.raw);
+    for (const admitted of this.#model.streams.admit(frame)) this.#apply(admitted);
     return true;
   }
 
-  #apply(frame: ChatFrame<M>, data: string): void {
-    // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
+  #apply(frame: ChatFrame<M>): void {
+    // The transport renders only its requests' frames (checked before handling: a terminal frame releases the id).
     const forward = frame.kind === "response" && this.#model.local.has(frame.id);
     const superseded = forward && frame.error && this.#model.streams.get(frame.id)?.superseded === true;
     try {
@@ -252,10 +263,10 @@ export class ChatSession<M extends UIMessage> {
     }
     if (!forward || frame.kind !== "response") return;
     // Rule (a superseded request's failure is not the chat's): the AI SDK follows the later request; this one's stream just ends.
-    if (superseded) return this.#bridge.deliver({ ...frame, body: "", error: false, done: true }, JSON.stringify({ type: Wire.chatResponse, id: frame.id, body: "", done: true }));
+    if (superseded) return this.#transport.endQuietly(frame.id);
     const opened = frame.continuation ? droppedTextStart(this.#model, frame) : undefined;
-    if (opened) this.#bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
-    this.#bridge.deliver(frame, data);
+    if (opened !== undefined) this.#transport.enqueue(frame.id, { type: "text-start", id: opened });
+    this.#transport.deliver(frame);
   }
 
   #handleFrame(frame: ChatFrame<M>): void {
@@ -302,16 +313,6 @@ export class ChatSession<M extends UIMessage> {
     if (!perChunk || !(this.#model.busy || this.#config.cells.serverStreaming.value)) this.#scheduleReconcile();
   }
 
-  /** The transport sends a request (rule: a send retires with its request) or ACKs a stream: its replay starts from chunk 0 again. */
-  #onTransportSend(data: string): void {
-    const frame = parseJson(data) as { id?: unknown } | undefined;
-    const request = sentRequest(frame);
-    if (request) return requestWentOut(this.#model, request.id, request.sentId);
-    if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
-    this.#resumes.forgetError();
-    this.#model.streams.transportAcked(frame.id);
-  }
-
   // ─── Resume and continuation ──────────────────────────────────────
 
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
@@ -324,7 +325,6 @@ export class ChatSession<M extends UIMessage> {
   async #prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }) {
     const settings = this.#settings;
     const { base, intents } = this.#model;
-    this.#transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
     const body = await requestBody(settings, request, this.#config.partyKey(), base.known);
     intents.requestPrepared(request, base.known, this.#state.messages);
     base.holdShells(request.messages);
@@ -369,7 +369,6 @@ export class ChatSession<M extends UIMessage> {
   /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
   async stop(): Promise<void> {
     const m = this.#model;
-    this.#transport.setCancelOnClientAbort(this.#settings.cancelOnClientAbort);
     const unattached = m.continuation.kind === "scheduled" || m.continuation.kind === "probing";
     m.streams.stopping(m.local);
     try {
@@ -482,7 +481,6 @@ export class ChatSession<M extends UIMessage> {
     // With `persist` queued sends stay stored: the next page of this conversation, or another tab, sends them.
     const unsent = this.#outbox.dispose();
     this.#disposed = true;
-    this.#transport.setCancelOnClientAbort(cancelOnClientAbort);
     void this.chat.stop().catch(() => {});
     this.#transport.resetResumeState();
     this.#resumes.dispose();

@@ -1,5 +1,5 @@
 import type { ChatStatus, UIMessage } from "ai";
-import type { WebSocketChatTransport } from "agents/chat/transport";
+import type { TurnTransport } from "../turn-transport";
 import type { SessionSettings } from "../settings";
 import { TranscriptBase } from "./base";
 import { type Continuation, idle, isRunning } from "./continuation";
@@ -9,10 +9,9 @@ import { ReplyPlacement, type WorkingList } from "./placement";
 import { StreamRecords } from "./streams";
 import { ToolBook } from "./tools";
 
-/** The transport calls the rules make: upstream's `WebSocketChatTransport` in the app. */
+/** The transport calls the rules make: the session's `TurnTransport` in the app. */
 export type TransportPort = Pick<
-  WebSocketChatTransport<UIMessage>,
-  | "appliedChunks"
+  TurnTransport<UIMessage>,
   | "activeServerTurnId"
   | "handleServerTurnCompleted"
   | "handleStreamPending"

@@ -1,5 +1,6 @@
 import type { UIMessage } from "ai";
-import { type ResponseFrame, isRecord, parseJson } from "../frames";
+import { type ResponseFrame, chunkOf, isRecord } from "../frames";
+import { readDelta } from "../turn-stream";
 import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
@@ -9,10 +10,10 @@ import { showBase } from "./transcript-rules";
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
 const isObservedContinuation = (c: Continuation, id: string) => c.kind === "observed" && c.requestId === id;
 
-/** The first chunk of a local frame, parsed only when it can be a `start` (most frames skip the parse). */
-function peekStart(body: string): { messageId?: unknown } | undefined {
-  if (!body.includes('"type":"start"')) return undefined;
-  const chunk = parseJson(body);
+/** The chunk of a local frame when it is a `start` (a frame that cannot be one is not parsed here). */
+function peekStart(frame: ResponseFrame): { messageId?: unknown } | undefined {
+  if (!frame.body.includes('"type":"start"')) return undefined;
+  const chunk = chunkOf(frame);
   return isRecord(chunk) && chunk.type === "start" ? chunk : undefined;
 }
 
@@ -113,7 +114,7 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   const { id } = frame;
   const record = m.streams.at(id);
   if (frame.continuation && !terminal(frame)) m.placement.pinLast();
-  const start = peekStart(frame.body);
+  const start = peekStart(frame);
   if (typeof start?.messageId === "string") {
     record.replyId = start.messageId;
     if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
@@ -156,7 +157,7 @@ function resetForReplay<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFra
 
 /** Rule (a request nobody here watches ended, e.g. a send the server skipped): only the books close. */
 function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  m.io.transport.appliedChunks.forget(id);
+  m.streams.applied.forget(id);
   m.io.transport.handleServerTurnCompleted(id);
   m.streams.at(id).acked = false;
 }
@@ -167,7 +168,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   const record = m.streams.at(id);
   const observing = m.observed.streamId === id;
   const ownContinuation = isObservedContinuation(m.continuation, id);
-  if (frame.replay && !m.observed.active && !record.replayPending) return noteSkippedStart(record, frame.body);
+  if (frame.replay && !m.observed.active && !record.replayPending) return noteSkippedStart(record, frame);
   // Rule (a stopped turn is followed no further, issue 22, 3): only its end is handled, and reads back.
   if (!observing && !terminal(frame) && record.stopped) return;
   if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
@@ -182,11 +183,11 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
     if (ownContinuation) m.continuation = idle;
     return;
   }
-  const ledger = m.io.transport.appliedChunks;
+  const ledger = m.streams.applied;
   const appliedReplay = ledger.isAppliedReplay(id, frame);
   let chunk: unknown;
   if (frame.body.trim()) {
-    chunk = parseJson(frame.body);
+    chunk = chunkOf(frame);
     if (chunk === undefined) {
       m.io.warn("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
     } else if (isRecord(chunk)) {
@@ -215,9 +216,9 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
  * names the reply the stream's live chunks build, so that reply is the
  * server's message, not a second one under an id of this client's.
  */
-function noteSkippedStart(record: StreamRecord, body: string): void {
-  if (!body.startsWith('{"type":"start"')) return;
-  const chunk = parseJson(body);
+function noteSkippedStart(record: StreamRecord, frame: ResponseFrame): void {
+  if (!frame.body.startsWith('{"type":"start"')) return;
+  const chunk = chunkOf(frame);
   if (isRecord(chunk) && typeof chunk.messageId === "string") record.named = chunk.messageId;
 }
 
@@ -282,12 +283,12 @@ export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply:
  * Rule (recovered text part): a continuation that recovers an interrupted
  * turn (after a server restart) carries no `text-start` for the part that was
  * still streaming; `AIChatAgent` appends its deltas to that part. The AI SDK
- * cannot apply a delta to a part its stream never opened, so the part id to
- * open is returned, and the placement joins it to the interrupted part.
+ * cannot apply a delta to a part its stream never opened, so the id of the
+ * part to open is returned, and the placement joins it to the interrupted part.
  */
-export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ResponseFrame | undefined {
-  if (!frame.body.includes('"text-')) return undefined;
-  const chunk = parseJson(frame.body);
+export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): string | undefined {
+  const delta = readDelta(frame.body);
+  const chunk = delta ? { type: delta.type, id: delta.partId } : frame.body.includes('"text-') ? chunkOf(frame) : undefined;
   if (!isRecord(chunk) || typeof chunk.id !== "string") return undefined;
   const record = m.streams.at(frame.id);
   const open = (record.openedText ??= new Set());
@@ -295,8 +296,7 @@ export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: Re
   if (chunk.type !== "text-delta" || open.has(chunk.id)) return undefined;
   open.add(chunk.id);
   m.placement.resumeText();
-  const body = JSON.stringify({ type: "text-start", id: chunk.id });
-  return { ...frame, body, seq: undefined, done: false, error: false, replay: false, replayComplete: false };
+  return chunk.id;
 }
 
 /**

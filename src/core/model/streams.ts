@@ -13,8 +13,8 @@ export interface StreamRecord {
   seq?: number;
   /** The transport ACKed and no replayed frame has come since (rule: live chunk before its replay). */
   replayDue?: boolean;
-  /** Live chunks that came after the transport's ACK and before its replay completed, each with its raw data. */
-  early?: Array<Admitted<unknown>>;
+  /** Live chunks that came after the transport's ACK and before its replay completed. */
+  early?: ResponseFrame[];
   /** Text parts this continuation stream opened since its ACK. */
   openedText?: Set<string>;
   /** The offer was taken: its replay rebuilds the reply from chunk 0. */
@@ -39,12 +39,6 @@ export interface StreamRecord {
   wentOutAt?: number;
 }
 
-/** A response frame to handle now, with the socket data it came in. */
-export interface Admitted<T> {
-  frame: ResponseFrame;
-  raw: T;
-}
-
 /** Live chunks held for a replay that never comes are let go at this many. */
 const MAX_EARLY = 32;
 
@@ -64,11 +58,49 @@ export function forgetOldest(entries: Set<string> | Map<string, unknown>): void 
 }
 
 /**
+ * Rule (applied continuation chunks, #1951): a continuation extends a reply this client may have rendered live,
+ * and a replay after a reconnect sends its whole buffer again. Each chunk carries its index (`seq`), so the
+ * highest one applied here, per request, tells the replayed chunks already applied, whether the AI SDK's stream
+ * or the observer applied them.
+ */
+export class AppliedChunks {
+  readonly #applied = new Map<string, number>();
+
+  record(id: string, seq: number | undefined): void {
+    if (seq === undefined) return;
+    const highest = Math.max(seq, this.#applied.get(id) ?? -1);
+    this.#applied.delete(id);
+    this.#applied.set(id, highest);
+    forgetOldest(this.#applied);
+  }
+
+  /** Whether `frame` replays a continuation chunk applied here already. */
+  isAppliedReplay(id: string, frame: { replay?: boolean; continuation?: boolean; seq?: number }): boolean {
+    return frame.replay === true && frame.continuation === true && frame.seq !== undefined && frame.seq <= (this.#applied.get(id) ?? -1);
+  }
+
+  /** Whether anything of `id` is recorded. */
+  has(id: string): boolean {
+    return this.#applied.has(id);
+  }
+
+  forget(id: string): void {
+    this.#applied.delete(id);
+  }
+
+  clear(): void {
+    this.#applied.clear();
+  }
+}
+
+/**
  * The stream records, and the rules that read them when a stream ends.
  * Message ids kept here are the replies a stream end left to settle.
  */
 export class StreamRecords {
   readonly #records = new Map<string, StreamRecord>();
+  /** Continuation chunks applied here (#1951). */
+  readonly applied = new AppliedChunks();
   /** Replies whose turn ended: one still without parts once the chat settles is removed (`AIChatAgent` stores none). */
   endedReplies = new Set<string>();
   /** Replies a replay rebuilt over their shell: repeated text collapses until the chat settles (#1733). */
@@ -145,32 +177,31 @@ export class StreamRecords {
    * the AI SDK before the `start` and `text-start` the replay brings. It is
    * held until the replay completes (or the stream goes on or ends without
    * one), then goes only if the replay did not carry it. Returns the frames
-   * to handle now, in order, with their raw data; a repeated replay chunk
-   * (rule: repeated replay) is none.
+   * to handle now, in order; a repeated replay chunk (rule: repeated replay) is none.
    */
-  admit<T>(frame: ResponseFrame, raw: T): Array<Admitted<T>> {
+  admit(frame: ResponseFrame): ResponseFrame[] {
     const record = this.#records.get(frame.id);
-    const now = () => (this.isRepeatedReplay(frame) ? [] : [{ frame, raw }]);
+    const now = () => (this.isRepeatedReplay(frame) ? [] : [frame]);
     if (!record || frame.continuation) return now();
-    const early = record.early as Array<Admitted<T>> | undefined;
+    const early = record.early;
     const live = !frame.replay && !frame.done && !frame.error && frame.seq !== undefined;
     if (!live) record.replayDue = undefined;
     if (live && (record.replayDue || early) && (early?.length ?? 0) < MAX_EARLY) {
-      (record.early ??= []).push({ frame, raw });
+      (record.early ??= []).push(frame);
       return [];
     }
     if (!early || (frame.replay && !frame.replayComplete)) return now();
     record.early = undefined;
     const highest = record.seq ?? -1;
-    const missed = early.filter((held) => (held.frame.seq ?? -1) > highest);
-    for (const held of missed) record.seq = Math.max(record.seq ?? -1, held.frame.seq ?? -1);
+    const missed = early.filter((held) => (held.seq ?? -1) > highest);
+    for (const held of missed) record.seq = Math.max(record.seq ?? -1, held.seq ?? -1);
     return frame.replayComplete ? [...now(), ...missed] : [...missed, ...now()];
   }
 
   /**
    * Rule (repeated replay, #1733): a stream the transport attached to replays
    * its buffer once per ACK; chunks it already delivered are dropped by `seq`.
-   * Continuation replays are left to the transport's own ledger (#1951).
+   * Continuation replays are left to `applied` (#1951).
    */
   isRepeatedReplay(frame: ResponseFrame): boolean {
     const record = this.#records.get(frame.id);

@@ -81,7 +81,7 @@ export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<Que
   m.continuation = idle;
   m.streams.reset();
   m.placement.reset();
-  m.io.transport.appliedChunks.clear();
+  m.streams.applied.clear();
   m.base.forget();
   return m.intents.reset();
 }

@@ -1,0 +1,410 @@
+import { type ChatTransport, type UIMessage, type UIMessageChunk, createIdGenerator } from "ai";
+import * as CHAT_MESSAGE_TYPES from "./frame-types";
+import { type ResponseFrame, chunkOf } from "./frames";
+import type { AppliedChunks } from "./model/streams";
+import { TurnStream } from "./turn-stream";
+
+/** Request and probe ids, as short as upstream's. */
+export const requestIds = createIdGenerator({ size: 8 });
+
+/** How long a resume probe waits for an answer the server should give at once. */
+const PROBE_TIMEOUT_MS = 5_000;
+/** How long it waits once the server said a turn is pending and will start (#1784), refreshed by each such word. */
+const PENDING_TIMEOUT_MS = 60_000;
+
+/** What a request asks the session for its body. */
+export interface RequestShape<M extends UIMessage> {
+  messages: M[];
+  trigger: "submit-message" | "regenerate-message";
+  messageId?: string;
+}
+
+/** What the transport needs from the session around it. */
+export interface TransportHost<M extends UIMessage> {
+  /** Sends a frame on the socket: false when the socket buffered it (not open). */
+  send(data: string): boolean | void;
+  /** The extra fields of a request's body. */
+  prepareBody(request: RequestShape<M>): Promise<Record<string, unknown>>;
+  /** A request of this client's goes out now, carrying `sentId` as its newest user message. */
+  requestGoesOut(id: string, sentId: string | undefined): void;
+  /** A submit went into the socket's buffer: the server has not seen its message yet (#1983). */
+  buffered(messageId: string): void;
+  /** This transport ACKed an offer of `id`: its replay starts from chunk 0. */
+  acked(id: string): void;
+  /** Continuation chunks this client applied, shared with the observer (#1951). */
+  readonly applied: AppliedChunks;
+  /** The requests this client follows as its own. */
+  readonly local: Set<string>;
+  cancelOnClientAbort(): boolean;
+}
+
+/** How a turn the transport renders ends here. */
+interface Ending {
+  /** Keep the id among this client's requests until the server's end comes (an explicit cancel). */
+  keepId?: boolean;
+  /** Forget the turn as the one a stop cancels (not when it runs on without this stream). */
+  clearActive?: boolean;
+}
+
+/** A turn whose chunks the transport hands the AI SDK: a request, a resumed stream, or a tool continuation. */
+interface Followed {
+  kind: "request" | "resume" | "continuation";
+  /** The server's request id; a continuation learns it from the offer. */
+  id: string | null;
+  stream: TurnStream;
+  /** Parts left open by the replayed chunks dropped as applied: opened again before the next new chunk (#1951). */
+  reopen?: Map<string, UIMessageChunk>;
+  /** The continuation's handshake, until the offer comes. */
+  handshake?: Handshake;
+  done: boolean;
+}
+
+/** The resume handshake that waits for the server's answer (one at a time). */
+interface Handshake {
+  /** The server offers stream `id`. */
+  take(id: string): void;
+  /** The server says nothing runs; false when the answer is another probe's. */
+  none(probeId: string | undefined): boolean;
+  pending(): void;
+  /** Sends the probe (again, on a new socket). */
+  retry(): void;
+  close(): void;
+}
+
+/**
+ * The chat's transport, owned by the session: the AI SDK's `ChatTransport`
+ * over the session's socket. It sends requests, resume probes, ACKs and
+ * cancels; the session hands it the frames of the turns it renders, already
+ * decoded (no second parse, no frame strings made to be parsed again). It
+ * speaks upstream's wire protocol byte for byte: `AIChatAgent`, Think and
+ * `orderTranscript` cannot tell it from upstream's `WebSocketChatTransport`.
+ */
+export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
+  readonly #host: TransportHost<M>;
+  /** The turns whose chunks go to the AI SDK, by request id. */
+  readonly #followed = new Map<string, Followed>();
+  /** The server turn a stop cancels, and its local stream. */
+  #active: { id: string; followed: Followed | null } | null = null;
+  #handshake: Handshake | null = null;
+  /** The next resume attaches to a tool continuation (a deferred stream, so the status is `submitted` at once). */
+  #expectContinuation = false;
+  /** The tool continuation's stream, until it ends. */
+  #continuation: Followed | null = null;
+  /** The stream the last resume attached to, until it ends: let go locally when the chat resets. */
+  #resumed: Followed | null = null;
+
+  constructor(host: TransportHost<M>) {
+    this.#host = host;
+  }
+
+  /** The server turn this client last attached to or watches whose end has not come: what `stop()` cancels. */
+  get activeServerTurnId(): string | null {
+    return this.#active?.id ?? null;
+  }
+
+  /** A frame of a turn the transport renders: chunks go to its stream; an error or `done` ends it. */
+  deliver(frame: ResponseFrame): void {
+    const followed = this.#followed.get(frame.id);
+    if (!followed) return;
+    const resumed = followed.kind !== "request";
+    if (frame.error) {
+      if (resumed) this.#host.applied.forget(frame.id);
+      return this.#end(followed, (stream) => stream.fail(frame.body || "Stream error"));
+    }
+    if (resumed) this.#throughReplayFilter(followed, frame);
+    else followed.stream.push(frame);
+    if (!frame.done) return;
+    if (resumed) this.#host.applied.forget(frame.id);
+    this.#end(followed, (stream) => stream.end());
+  }
+
+  /** Sends a chunk to the stream of `id` (see `TurnStream.enqueue`). */
+  enqueue(id: string, chunk: UIMessageChunk): void {
+    this.#followed.get(id)?.stream.enqueue(chunk);
+  }
+
+  /** Rule (a superseded request's failure is not the chat's): the stream of `id` just ends. */
+  endQuietly(id: string): void {
+    const followed = this.#followed.get(id);
+    if (followed) this.#end(followed, (stream) => stream.end());
+  }
+
+  /**
+   * Rule (applied continuation chunks are dropped, #1951): a continuation's replay after a reconnect repeats
+   * chunks this client applied live; those go (by `seq`). A part they leave open is opened again before the
+   * next new chunk, so its deltas have a part to land in.
+   */
+  #throughReplayFilter(followed: Followed, frame: ResponseFrame): void {
+    const applied = this.#host.applied;
+    if (applied.isAppliedReplay(frame.id, frame)) {
+      const chunk = chunkOf(frame) as { type?: string; id?: string; toolCallId?: string } | undefined;
+      const open = (followed.reopen ??= new Map());
+      const type = chunk?.type;
+      if (type === "text-start" || type === "reasoning-start") open.set(`${type}:${chunk!.id}`, chunk as UIMessageChunk);
+      else if (type === "text-end" || type === "reasoning-end") open.delete(`${type.slice(0, -3)}start:${chunk!.id}`);
+      else if (type === "tool-input-start") open.set(`tool:${chunk!.toolCallId}`, chunk as UIMessageChunk);
+      else if (type === "tool-input-available" || type === "tool-input-error") open.delete(`tool:${chunk!.toolCallId}`);
+      if (frame.replayComplete) followed.stream.flush();
+      return;
+    }
+    applied.record(frame.id, frame.seq);
+    const reopen = followed.reopen;
+    if (reopen?.size && frame.body.trim()) {
+      for (const chunk of reopen.values()) followed.stream.reopen(chunk, frame.replay);
+      reopen.clear();
+    }
+    followed.stream.push(frame);
+  }
+
+  /** Rule (a close interrupts the turn): a socket that had opened closed; no turn's end will reach these streams. */
+  closed(): void {
+    for (const followed of [...this.#followed.values()]) this.#end(followed, (stream) => stream.interrupt(), { clearActive: false });
+    // Before its offer a continuation has no server turn to interrupt: it ends, and the next open probes again.
+    const waiting = this.#continuation;
+    if (waiting && waiting.id === null) this.#end(waiting, (stream) => stream.end());
+  }
+
+  /** Cancels the active server turn (and a tool continuation), whatever `cancelOnClientAbort` says. */
+  cancelActiveServerTurn(): boolean {
+    const active = this.#active;
+    if (active) {
+      this.#sendCancel(active.id);
+      if (active.followed) this.#end(active.followed, (stream) => stream.abort(), { keepId: true });
+      if (this.#active === active) this.#active = null;
+    }
+    return this.abortActiveToolContinuation() || active !== null;
+  }
+
+  /** Aborts the tool continuation's stream, cancelling its server turn once it has one. */
+  abortActiveToolContinuation(): boolean {
+    const continuation = this.#continuation;
+    if (!continuation) return false;
+    if (continuation.id !== null) this.#sendCancel(continuation.id);
+    this.#end(continuation, (stream) => stream.abort(), { keepId: continuation.id !== null });
+    return true;
+  }
+
+  /** The next `reconnectToStream` attaches to a server-started tool continuation. */
+  expectToolContinuation(): void {
+    this.#expectContinuation = true;
+  }
+
+  isAwaitingResume(): boolean {
+    return this.#handshake !== null;
+  }
+
+  /** Settles the waiting handshake as if nothing ran, without it meaning the server is idle. */
+  cancelPendingResume(): boolean {
+    return this.#handshake?.none(undefined) ?? false;
+  }
+
+  /** Forgets every resume of this chat: the waiting handshake, the resumed stream (its server turn runs on). */
+  resetResumeState(): void {
+    this.#expectContinuation = false;
+    this.cancelPendingResume();
+    const resumed = this.#resumed;
+    if (resumed) this.#end(resumed, (stream) => stream.end());
+  }
+
+  /** Sends the waiting handshake's probe again on a new socket: the same AI SDK resume, not a second one. */
+  retryPendingResume(): boolean {
+    const handshake = this.#handshake;
+    handshake?.retry();
+    return handshake !== null;
+  }
+
+  /** The server offers stream `id` (`cf_agent_stream_resuming`): true when a waiting handshake took it. */
+  handleStreamResuming(data: { id: string }): boolean {
+    const handshake = this.#handshake;
+    handshake?.take(data.id);
+    return handshake !== null;
+  }
+
+  /** `cf_agent_stream_resume_none`: true when it answered the waiting handshake. */
+  handleStreamResumeNone(data: { probeId?: string } = {}): boolean {
+    return this.#handshake?.none(data.probeId) ?? false;
+  }
+
+  /** `cf_agent_stream_pending` (#1784): the waiting handshake waits longer. */
+  handleStreamPending(): boolean {
+    this.#handshake?.pending();
+    return this.#handshake !== null;
+  }
+
+  /** A server turn ended outside the stream the transport renders. */
+  handleServerTurnCompleted(id: string): void {
+    if (this.#active?.id === id) this.#active = null;
+  }
+
+  /** A server turn this client watches outside the transport: `stop()` cancels it. */
+  observeServerTurn(id: string): void {
+    this.#active = { id, followed: null };
+  }
+
+  #sendCancel(id: string): void {
+    try {
+      this.#host.send(JSON.stringify({ id, type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL }));
+    } catch {
+      // The socket is gone; the turn runs on without this client.
+    }
+  }
+
+  /** Starts rendering into a new stream; `cancelled` runs when the AI SDK lets go of it. */
+  #follow(kind: Followed["kind"], id: string | null, cancelled: (followed: Followed) => void): Followed {
+    const followed: Followed = { kind, id, stream: new TurnStream(() => cancelled(followed)), done: false };
+    if (id !== null) this.#followed.set(id, followed);
+    return followed;
+  }
+
+  /** Ends a followed turn's stream once: `action` is its last word; a continuation is never the active turn. */
+  #end(followed: Followed, action: (stream: TurnStream) => void, { keepId = false, clearActive = true }: Ending = {}): void {
+    if (followed.done) return;
+    followed.done = true;
+    const id = followed.id;
+    if (id !== null && this.#followed.get(id) === followed) this.#followed.delete(id);
+    if (this.#resumed === followed) this.#resumed = null;
+    if (this.#continuation === followed) this.#continuation = null;
+    followed.handshake?.close();
+    if (clearActive && id !== null && followed.kind !== "continuation") this.handleServerTurnCompleted(id);
+    action(followed.stream);
+    if (!keepId && id !== null) this.#host.local.delete(id);
+  }
+
+  /** Rule (a local abort keeps the server turn, unless `cancelOnClientAbort`): the turn runs on and can be resumed. */
+  #letGo(followed: Followed & { id: string }, sent: boolean): void {
+    if (followed.done) return;
+    if (this.#host.cancelOnClientAbort()) {
+      if (sent) this.#sendCancel(followed.id);
+      this.#end(followed, (stream) => stream.abort(), { keepId: sent });
+    } else this.#end(followed, (stream) => stream.abort(), { clearActive: !sent });
+  }
+
+  /** Sends a chat request; its stream carries the reply. */
+  async sendMessages(options: Parameters<ChatTransport<M>["sendMessages"]>[0]): Promise<ReadableStream<UIMessageChunk>> {
+    const host = this.#host;
+    const id = requestIds();
+    const request: RequestShape<M> = { messages: options.messages, trigger: options.trigger, messageId: options.messageId };
+    const extra = { ...(await host.prepareBody(request)), ...(options.body as Record<string, unknown> | undefined) };
+    const body = JSON.stringify({ messages: options.messages, trigger: options.trigger, ...extra });
+    host.local.add(id);
+    let sent = false;
+    const followed = this.#follow("request", id, () => this.#letGo(followed, sent)) as Followed & { id: string };
+    this.#active = { id, followed };
+    const signal = options.abortSignal;
+    const abort = () => this.#letGo(followed, sent);
+    signal?.addEventListener("abort", abort, { once: true });
+    if (signal?.aborted) abort();
+    if (followed.done) return followed.stream.readable;
+    sent = true;
+    const sentId = options.messages.findLast((message) => message.role === "user")?.id;
+    host.requestGoesOut(id, sentId);
+    const frame = { id, init: { method: "POST", body }, type: CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST };
+    if (host.send(JSON.stringify(frame)) === false && options.trigger === "submit-message" && sentId !== undefined) host.buffered(sentId);
+    return followed.stream.readable;
+  }
+
+  /**
+   * Rule (one handshake at a time): the AI SDK resume. A tool continuation gets a deferred stream at once (the
+   * status is `submitted` while the server starts it); otherwise a probe asks what runs, and an offer is ACKed
+   * and rendered, nothing or no answer resolves null.
+   */
+  async reconnectToStream(): Promise<ReadableStream<UIMessageChunk> | null> {
+    if (this.#handshake) return null;
+    if (this.#expectContinuation) {
+      this.#expectContinuation = false;
+      return this.#continuationStream();
+    }
+    return new Promise((resolve) => {
+      const handshake = this.#handshakeFor(
+        (id) => {
+          handshake.close();
+          this.#host.local.add(id);
+          const followed = this.#follow("resume", id, (self) => {
+            if (this.#host.cancelOnClientAbort()) {
+              this.#sendCancel(id);
+              this.#end(self, () => {}, { keepId: true });
+            } else this.#end(self, () => {}, { clearActive: false });
+          });
+          this.#active = { id, followed };
+          this.#resumed = followed;
+          this.#ack(id);
+          resolve(followed.stream.readable);
+        },
+        () => {
+          handshake.close();
+          resolve(null);
+        }
+      );
+      handshake.retry();
+    });
+  }
+
+  #ack(id: string): void {
+    this.#host.acked(id);
+    this.#host.send(JSON.stringify({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id }));
+  }
+
+  /** One handshake: its probe, its timeout, and what an offer or "none" does. */
+  #handshakeFor(onOffer: (id: string) => void, onNone: () => void): Handshake {
+    const probeId = requestIds();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => handshake.none(undefined), ms);
+    };
+    const handshake: Handshake = {
+      take: onOffer,
+      none: (answered) => {
+        if (answered !== undefined && answered !== probeId) return false;
+        onNone();
+        return true;
+      },
+      pending: () => arm(PENDING_TIMEOUT_MS),
+      retry: () => {
+        arm(PROBE_TIMEOUT_MS);
+        try {
+          this.#host.send(JSON.stringify({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId }));
+        } catch {
+          // The next open sends it again; the timeout is the backstop.
+        }
+      },
+      close: () => {
+        clearTimeout(timer);
+        if (this.#handshake === handshake) this.#handshake = null;
+      }
+    };
+    this.#handshake = handshake;
+    return handshake;
+  }
+
+  /**
+   * The deferred stream of a tool continuation: its probe goes out at once; the server's offer names its
+   * turn (ACKed and rendered, but not the turn a stop cancels: `abortActiveToolContinuation` is); "none",
+   * no answer, or a close before the offer end it quietly.
+   */
+  #continuationStream(): ReadableStream<UIMessageChunk> {
+    const followed = this.#follow("continuation", null, (self) => {
+      const id = self.id;
+      if (id !== null && this.#host.cancelOnClientAbort()) {
+        this.#sendCancel(id);
+        this.#end(self, () => {}, { keepId: true });
+      } else this.#end(self, () => {});
+    });
+    const handshake = this.#handshakeFor(
+      (id) => {
+        if (followed.id !== null || followed.done) return;
+        followed.id = id;
+        this.#host.local.add(id);
+        this.#followed.set(id, followed);
+        handshake.close();
+        followed.handshake = undefined;
+        this.#ack(id);
+      },
+      () => this.#end(followed, (stream) => stream.end())
+    );
+    followed.handshake = handshake;
+    this.#continuation = this.#resumed = followed;
+    handshake.retry();
+    return followed.stream.readable;
+  }
+}
