@@ -1,6 +1,5 @@
 import { type AbstractChat, type ChatRequestOptions, type UIMessage, createIdGenerator } from "ai";
 import type { PublishingChatState } from "./chat-state";
-import type { CutTurns } from "./cut-turns";
 import type { ChatModel } from "./model";
 import { launched, requested, settled } from "./model/continuation";
 import { reconnectProbe } from "./model/resume-rules";
@@ -14,7 +13,6 @@ export interface ResumeHost<M extends UIMessage> {
   readonly model: ChatModel<M>;
   readonly state: PublishingChatState<M>;
   readonly chat: () => AbstractChat<M>;
-  readonly cuts: CutTurns;
   readonly settings: () => SessionSettings<M>;
   /** The continuation is about to attach: the transport expects a tool continuation's stream. */
   readonly expectContinuation: () => void;
@@ -51,10 +49,10 @@ export class Resumes<M extends UIMessage> {
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resume(options?: ChatRequestOptions): Promise<void> {
     if (this.#operation) return this.#operation;
-    const { state, cuts } = this.#host;
+    const { state, model } = this.#host;
     const error = state.status === "error" ? state.error : undefined;
     // Rule (a cut is not a failure): a request the close cut off ends as the reconnect finds it, resumed or stored, not as an error.
-    this.#keptError = cuts.isCut(error) ? undefined : error;
+    this.#keptError = model.turns.isCut(error) ? undefined : error;
     const operation: Promise<void> = this.#host
       .chat()
       .resumeStream(options)

@@ -1,7 +1,6 @@
 import { AbstractChat, type ChatRequestOptions, type ChatStatus, type UIMessage, generateId } from "ai";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { CutTurns } from "./cut-turns";
 import { type ChatFrame, decodeSocketFrame } from "./frames";
 import { ChatModel, type Ports } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
@@ -52,8 +51,6 @@ export class ChatSession<M extends UIMessage> {
   #disposed = false;
   /** The AI SDK resumes: the reconnect probe, `resumeStream()`, the tool continuation. */
   readonly #resumes: Resumes<M>;
-  /** Requests a socket close cut off, and the error it gave them (rule: a cut is not a failure). */
-  readonly #cuts = new CutTurns();
   #lastStatus: ChatStatus = "ready";
   #reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
@@ -74,7 +71,6 @@ export class ChatSession<M extends UIMessage> {
       decorate: (message) => this.#model?.tools.withResults(message) ?? message,
       onChange: (kind) => this.#onStateChange(kind)
     });
-    const local = new Set<string>();
     this.#bridge = new SocketBridge(config.socket, {
       message: (data) => this.#onSocketData(data),
       open: () => this.#onSocketOpen(),
@@ -87,22 +83,20 @@ export class ChatSession<M extends UIMessage> {
       buffered: (messageId) => this.#model.intents.buffered.add(messageId),
       acked: (id) => {
         this.#resumes.forgetError();
-        this.#model.streams.transportAcked(id);
+        this.#model.turns.resumeAcked(id);
       },
-      get applied() {
-        return model().streams.applied;
+      get turns() {
+        return model().turns;
       },
-      local,
       cancelOnClientAbort: () => this.#settings.cancelOnClientAbort
     });
     const model = () => this.#model;
-    this.#model = new ChatModel(this.#state, this.#ports(), local, config.chatInit.generateId ?? generateId);
+    this.#model = new ChatModel(this.#state, this.#ports(), config.chatInit.generateId ?? generateId);
     this.#model.base.hold(config.initialMessages);
     this.#resumes = new Resumes<M>({
       model: this.#model,
       state: this.#state,
       chat: () => this.chat,
-      cuts: this.#cuts,
       settings: () => this.#settings,
       expectContinuation: () => this.#transport.expectToolContinuation(),
       reconcile: () => this.#scheduleReconcile(),
@@ -117,7 +111,7 @@ export class ChatSession<M extends UIMessage> {
       onData: (part) => this.#settings.onData?.(part),
       onError: (error) => {
         // The transport ends a request cut by a close with an error once the socket is down: the turn's end went unseen, not wrong.
-        this.#cuts.errored(error, this.#model.link.open);
+        if (!this.#model.link.open) this.#model.turns.cutError = error;
         this.#settings.onError?.(error);
       },
       onFinish: (event) => {
@@ -231,7 +225,6 @@ export class ChatSession<M extends UIMessage> {
     this.#model.link.open = false;
     if (this.#bridge.finalClose) this.#outbox.closedForGood(this.#warnLimited);
     if (wasOpen) {
-      this.#cuts.closed(this.#model.local);
       socketClosed(this.#model);
       this.#scheduleReconcile();
     }
@@ -248,14 +241,14 @@ export class ChatSession<M extends UIMessage> {
       if (frame) this.#apply(frame);
       return false;
     }
-    for (const admitted of this.#model.streams.admit(frame)) this.#apply(admitted);
+    for (const admitted of this.#model.turns.admit(frame)) this.#apply(admitted);
     return true;
   }
 
   #apply(frame: ChatFrame<M>): void {
     // The transport renders only its requests' frames (checked before handling: a terminal frame releases the id).
-    const forward = frame.kind === "response" && this.#model.local.has(frame.id);
-    const superseded = forward && frame.error && this.#model.streams.get(frame.id)?.superseded === true;
+    const forward = frame.kind === "response" && this.#model.turns.isLocal(frame.id);
+    const superseded = forward && frame.error && this.#model.turns.isSuperseded(frame.id);
     try {
       this.#handleFrame(frame);
     } catch (error) {
@@ -282,16 +275,16 @@ export class ChatSession<M extends UIMessage> {
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
         onResumeNone(m, frame.reason, frame.probeId);
-        if (frame.reason === "idle" && frame.probeId !== undefined && this.#cuts.foundIdle() && !m.base.exact) this.#reads.reread(false);
+        if (frame.reason === "idle" && frame.probeId !== undefined && m.turns.foundIdle() && !m.base.exact) this.#reads.reread(false);
         return;
       case "pending":
         return onPending(m, frame.id, frame.probeId);
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
-        const followed = m.local.has(frame.id);
+        const followed = m.turns.isLocal(frame.id);
         const readBack = onResponse(m, frame);
-        if (this.#cuts.ended(frame, followed) && this.#state.status === "error") {
+        if (m.turns.cutTurnEnded(frame, followed) && this.#state.status === "error") {
           // The reply shows before the status says it is over.
           this.#state.flush();
           this.clearError();
@@ -307,9 +300,9 @@ export class ChatSession<M extends UIMessage> {
    * (they wait for the turn to settle), so per-chunk writes skip the pass unless a replayed reply needs collapsing.
    */
   #onStateChange(kind: "messages" | "status"): void {
-    const streams = this.#model?.streams;
-    if (!streams) return;
-    const perChunk = kind === "messages" && streams.rebuilt.size === 0 && streams.unsequenced.size === 0;
+    const turns = this.#model?.turns;
+    if (!turns) return;
+    const perChunk = kind === "messages" && turns.rebuilt.size === 0 && turns.unsequenced.size === 0;
     if (!perChunk || !(this.#model.busy || this.#config.cells.serverStreaming.value)) this.#scheduleReconcile();
   }
 
@@ -370,7 +363,7 @@ export class ChatSession<M extends UIMessage> {
   async stop(): Promise<void> {
     const m = this.#model;
     const unattached = m.continuation.kind === "scheduled" || m.continuation.kind === "probing";
-    m.streams.stopping(m.local);
+    m.turns.stopping(m.turns.local);
     try {
       this.#transport.cancelActiveServerTurn();
       await this.chat.stop();
@@ -386,7 +379,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the transcript here and on the server (see `localClear`). */
   clearHistory(): void {
-    const interrupted = [this.#model.observed.streamId, this.#transport.activeServerTurnId];
+    const interrupted = [this.#model.observed.streamId, this.#model.turns.active];
     const { dropped, read } = localClear(this.#model, interrupted, !!this.#config.readStored);
     this.#afterClear(dropped);
     if (read) this.#reads.reread(true);
@@ -424,11 +417,11 @@ export class ChatSession<M extends UIMessage> {
     const m = this.#model;
     const status = this.#state.status;
     // Server turns are serialized: our own request now gates tool calls.
-    if (status !== this.#lastStatus && (this.#lastStatus = status) === "submitted") m.streams.heldTurn = m.streams.recoveringTurn = null;
+    if (status !== this.#lastStatus && (this.#lastStatus = status) === "submitted") m.turns.heldTurn = m.turns.recoveringTurn = null;
     const settledChat = !m.busy;
-    if (settledChat && m.streams.deferredEnds.length > 0) {
-      const events = m.streams.deferredEnds;
-      m.streams.deferredEnds = [];
+    if (settledChat && m.turns.deferredEnds.length > 0) {
+      const events = m.turns.deferredEnds;
+      m.turns.deferredEnds = [];
       for (const event of events) callUser("onTurnEnd", () => this.#settings.onTurnEnd?.(event));
     }
     if (status === "error" && m.continuation.kind === "scheduled") m.continuation = { kind: "idle" };
@@ -436,17 +429,17 @@ export class ChatSession<M extends UIMessage> {
     this.#resumes.probeAfterReconnect();
     if (settledChat) {
       if (!m.observed.active) removeEmptyReplies(m);
-      if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
+      if (!this.#config.cells.serverStreaming.value && !m.turns.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
       this.#outbox.flush();
     }
     collapseReplays(m);
     // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
     // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
-    const cut = status === "error" && this.#cuts.isCut(this.#state.error);
+    const cut = status === "error" && m.turns.isCut(this.#state.error);
     if (cut && !this.#settings.resume && m.link.open && !this.#resumes.running) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
-        this.#cuts.forget();
+        m.turns.cutError = undefined;
         this.chat.clearError();
       }
     }
@@ -470,11 +463,11 @@ export class ChatSession<M extends UIMessage> {
   dispose(): void {
     if (this.#disposed) return;
     const { cancelOnClientAbort } = this.#settings;
-    const activeTurn = this.#transport.activeServerTurnId;
+    const activeTurn = this.#model.turns.active;
     if (cancelOnClientAbort) {
       // A local abort cancels the turn this client follows as its own (request, resumed stream, tool continuation; issue 22, 2), before an owned socket closes.
       const c = this.#model.continuation;
-      const own = activeTurn !== null && (this.#model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
+      const own = activeTurn !== null && (this.#model.turns.isLocal(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
       if (own) this.#transport.cancelActiveServerTurn();
       else this.#transport.abortActiveToolContinuation();
     }

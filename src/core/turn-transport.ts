@@ -1,7 +1,7 @@
 import { type ChatTransport, type UIMessage, type UIMessageChunk, createIdGenerator } from "ai";
 import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import { type ResponseFrame, chunkOf } from "./frames";
-import type { AppliedChunks } from "./model/streams";
+import type { Turns } from "./model/turns";
 import { TurnStream } from "./turn-stream";
 
 /** Request and probe ids, as short as upstream's. */
@@ -31,16 +31,14 @@ export interface TransportHost<M extends UIMessage> {
   buffered(messageId: string): void;
   /** This transport ACKed an offer of `id`: its replay starts from chunk 0. */
   acked(id: string): void;
-  /** Continuation chunks this client applied, shared with the observer (#1951). */
-  readonly applied: AppliedChunks;
-  /** The requests this client follows as its own. */
-  readonly local: Set<string>;
+  /** The chat's turns: who follows each, the one a stop cancels, continuation chunks applied (#1951). */
+  readonly turns: Turns;
   cancelOnClientAbort(): boolean;
 }
 
 /** How a turn the transport renders ends here. */
 interface Ending {
-  /** Keep the id among this client's requests until the server's end comes (an explicit cancel). */
+  /** The server turn was cancelled with it: the turn stays this client's until its end comes (see `Turns.released`). */
   keepId?: boolean;
   /** Forget the turn as the one a stop cancels (not when it runs on without this stream). */
   clearActive?: boolean;
@@ -83,8 +81,6 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
   readonly #host: TransportHost<M>;
   /** The turns whose chunks go to the AI SDK, by request id. */
   readonly #followed = new Map<string, Followed>();
-  /** The server turn a stop cancels, and its local stream. */
-  #active: { id: string; followed: Followed | null } | null = null;
   #handshake: Handshake | null = null;
   /** The next resume attaches to a tool continuation (a deferred stream, so the status is `submitted` at once). */
   #expectContinuation = false;
@@ -97,24 +93,20 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     this.#host = host;
   }
 
-  /** The server turn this client last attached to or watches whose end has not come: what `stop()` cancels. */
-  get activeServerTurnId(): string | null {
-    return this.#active?.id ?? null;
-  }
-
   /** A frame of a turn the transport renders: chunks go to its stream; an error or `done` ends it. */
   deliver(frame: ResponseFrame): void {
     const followed = this.#followed.get(frame.id);
     if (!followed) return;
     const resumed = followed.kind !== "request";
+    const applied = this.#host.turns.applied;
     if (frame.error) {
-      if (resumed) this.#host.applied.forget(frame.id);
+      if (resumed) applied.forget(frame.id);
       return this.#end(followed, (stream) => stream.fail(frame.body || "Stream error"));
     }
     if (resumed) this.#throughReplayFilter(followed, frame);
     else followed.stream.push(frame);
     if (!frame.done) return;
-    if (resumed) this.#host.applied.forget(frame.id);
+    if (resumed) applied.forget(frame.id);
     this.#end(followed, (stream) => stream.end());
   }
 
@@ -135,7 +127,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
    * next new chunk, so its deltas have a part to land in.
    */
   #throughReplayFilter(followed: Followed, frame: ResponseFrame): void {
-    const applied = this.#host.applied;
+    const applied = this.#host.turns.applied;
     if (applied.isAppliedReplay(frame.id, frame)) {
       const chunk = chunkOf(frame) as { type?: string; id?: string; toolCallId?: string } | undefined;
       const open = (followed.reopen ??= new Map());
@@ -166,11 +158,13 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
 
   /** Cancels the active server turn (and a tool continuation), whatever `cancelOnClientAbort` says. */
   cancelActiveServerTurn(): boolean {
-    const active = this.#active;
-    if (active) {
-      this.#sendCancel(active.id);
-      if (active.followed) this.#end(active.followed, (stream) => stream.abort(), { keepId: true });
-      if (this.#active === active) this.#active = null;
+    const turns = this.#host.turns;
+    const active = turns.active;
+    if (active !== null) {
+      this.#sendCancel(active);
+      const followed = this.#followed.get(active);
+      if (followed && followed.kind !== "continuation") this.#end(followed, (stream) => stream.abort(), { keepId: true });
+      if (turns.active === active) turns.active = null;
     }
     return this.abortActiveToolContinuation() || active !== null;
   }
@@ -231,16 +225,6 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     return this.#handshake !== null;
   }
 
-  /** A server turn ended outside the stream the transport renders. */
-  handleServerTurnCompleted(id: string): void {
-    if (this.#active?.id === id) this.#active = null;
-  }
-
-  /** A server turn this client watches outside the transport: `stop()` cancels it. */
-  observeServerTurn(id: string): void {
-    this.#active = { id, followed: null };
-  }
-
   #sendCancel(id: string): void {
     try {
       this.#host.send(JSON.stringify({ id, type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL }));
@@ -265,9 +249,10 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     if (this.#resumed === followed) this.#resumed = null;
     if (this.#continuation === followed) this.#continuation = null;
     followed.handshake?.close();
-    if (clearActive && id !== null && followed.kind !== "continuation") this.handleServerTurnCompleted(id);
+    const turns = this.#host.turns;
+    if (clearActive && id !== null && followed.kind !== "continuation" && turns.active === id) turns.active = null;
     action(followed.stream);
-    if (!keepId && id !== null) this.#host.local.delete(id);
+    if (id !== null) turns.released(id, keepId);
   }
 
   /** Rule (a local abort keeps the server turn, unless `cancelOnClientAbort`): the turn runs on and can be resumed. */
@@ -286,10 +271,9 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     const request: RequestShape<M> = { messages: options.messages, trigger: options.trigger, messageId: options.messageId };
     const extra = { ...(await host.prepareBody(request)), ...(options.body as Record<string, unknown> | undefined) };
     const body = JSON.stringify({ messages: options.messages, trigger: options.trigger, ...extra });
-    host.local.add(id);
+    host.turns.followed(id, "request");
     let sent = false;
     const followed = this.#follow("request", id, () => this.#letGo(followed, sent)) as Followed & { id: string };
-    this.#active = { id, followed };
     const signal = options.abortSignal;
     const abort = () => this.#letGo(followed, sent);
     signal?.addEventListener("abort", abort, { once: true });
@@ -318,14 +302,13 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
       const handshake = this.#handshakeFor(
         (id) => {
           handshake.close();
-          this.#host.local.add(id);
+          this.#host.turns.followed(id, "resume");
           const followed = this.#follow("resume", id, (self) => {
             if (this.#host.cancelOnClientAbort()) {
               this.#sendCancel(id);
               this.#end(self, () => {}, { keepId: true });
             } else this.#end(self, () => {}, { clearActive: false });
           });
-          this.#active = { id, followed };
           this.#resumed = followed;
           this.#ack(id);
           resolve(followed.stream.readable);
@@ -394,7 +377,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
       (id) => {
         if (followed.id !== null || followed.done) return;
         followed.id = id;
-        this.#host.local.add(id);
+        this.#host.turns.followed(id, "continuation");
         this.#followed.set(id, followed);
         handshake.close();
         followed.handshake = undefined;

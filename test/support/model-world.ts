@@ -487,7 +487,7 @@ export class World implements WorldPort {
     if (this.options.trace) {
       const m = this.inside.model;
       this.log.push(
-        `    screen [${idsOf(this.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.session.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${[...m.local].join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
+        `    screen [${idsOf(this.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.session.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${m.turns.local.join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
       );
     }
   }
@@ -503,8 +503,8 @@ export class World implements WorldPort {
       }
       case "stop": {
         const m = this.inside.model;
-        for (const id of m.local) {
-          const reply = m.streams.get(id)?.replyId;
+        for (const id of m.turns.local) {
+          const reply = m.turns.get(id)?.reply?.id;
           if (reply !== undefined) this.stoppedReplies.add(reply);
         }
         const active = this.activeResponse?.state.message.id;
@@ -743,10 +743,10 @@ export class World implements WorldPort {
     if (frame.kind === "response" && frame.done) this.ended.add(frame.id);
     const c = m.continuation;
     if (frame.kind === "resuming" && c.kind === "cancel-on-start" && c.requestId === null && frame.probeId === c.probeId) {
-      if (m.observed.streamId === frame.id || m.local.has(frame.id)) this.gap("stopped-continuation-unnamed");
+      if (m.observed.streamId === frame.id || m.turns.isLocal(frame.id)) this.gap("stopped-continuation-unnamed");
     }
     // A probe takes an offer of a request this client already owns (see `GAPS`).
-    if (frame.kind === "resuming" && m.local.has(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
+    if (frame.kind === "resuming" && m.turns.isLocal(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
     const stale = next.taken.replaces < this.replaces || next.taken.clears < this.clears.length;
     if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();
@@ -932,13 +932,13 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     ["sending", m.intents.sending, false],
     ["unechoed", m.intents.unechoed.size, 0],
     // Not checked: `buffered` (#1983) retires with the next transcript frame, which a sender of its own turn may never get.
-    ["held turn", m.streams.heldTurn, null],
-    ["recovering turn", m.streams.recoveringTurn, null],
-    ["deferred ends", m.streams.deferredEnds.length, 0],
+    ["held turn", m.turns.heldTurn, null],
+    ["recovering turn", m.turns.recoveringTurn, null],
+    ["deferred ends", m.turns.deferredEnds.length, 0],
     ["protected reply", m.placement.protectedId, undefined],
     ["pin", m.placement.pin, null],
     // A stopped request's id stays with the transport until its done frame, which a closed connection never gets.
-    ["local requests", [...m.local].filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
+    ["local requests", m.turns.local.filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
     ["resume running", world.inside.resuming, false],
     ["active response", world.activeResponse !== undefined, false],
     ["isServerStreaming", cells.serverStreaming.value, false],
@@ -955,10 +955,18 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   ];
   for (const [name, actual, expected] of stuck) if (actual !== expected) problems.push(`stuck: ${name} is ${JSON.stringify(actual)}`);
   for (const id of world.ended) {
-    const record = m.streams.get(id);
-    if (!record) continue;
-    const open = (["replyId", "acked", "unreplayed", "stopped", "replayPending", "interruptedByClear", "error"] as const).filter((key) => record[key] !== undefined && record[key] !== false);
-    if (open.length > 0) problems.push(`stream record ${id} left open: ${open.join(", ")}`);
+    const turn = m.turns.get(id);
+    if (!turn) continue;
+    const open = Object.entries({
+      reply: turn.reply !== null,
+      acked: turn.replay.kind === "self",
+      unreplayed: turn.unreplayed,
+      stopped: turn.follow.kind === "stopped",
+      rebuilds: turn.rebuilds,
+      clear: turn.clear,
+      error: turn.error !== null
+    }).filter(([, left]) => left);
+    if (open.length > 0) problems.push(`turn ${id} left open: ${open.map(([key]) => key).join(", ")}`);
   }
   return problems;
 }

@@ -6,19 +6,16 @@ import { type Continuation, idle, isRunning } from "./continuation";
 import { LocalIntents, type QueuedSend } from "./intents";
 import { ObservedTurn } from "./observed";
 import { ReplyPlacement, type WorkingList } from "./placement";
-import { StreamRecords } from "./streams";
+import { Turns } from "./turns";
 import { ToolBook } from "./tools";
 
 /** The transport calls the rules make: the session's `TurnTransport` in the app. */
 export type TransportPort = Pick<
   TurnTransport<UIMessage>,
-  | "activeServerTurnId"
-  | "handleServerTurnCompleted"
   | "handleStreamPending"
   | "handleStreamResumeNone"
   | "handleStreamResuming"
   | "isAwaitingResume"
-  | "observeServerTurn"
   | "resetResumeState"
   | "retryPendingResume"
 >;
@@ -88,7 +85,8 @@ export interface Probes {
 export class ChatModel<M extends UIMessage> {
   readonly base = new TranscriptBase();
   readonly intents = new LocalIntents<M>();
-  readonly streams = new StreamRecords();
+  /** Every server request this client knows, one `Turn` each: its whole life (see `turns.ts`). */
+  readonly turns = new Turns();
   readonly tools = new ToolBook();
   readonly placement: ReplyPlacement<M>;
   readonly observed: ObservedTurn<M>;
@@ -101,8 +99,6 @@ export class ChatModel<M extends UIMessage> {
   constructor(
     readonly list: WorkingList<M>,
     readonly io: Ports<M>,
-    /** Requests this client owns (the transport's `activeRequestIds`). */
-    readonly local: Set<string>,
     newId: () => string
   ) {
     this.placement = new ReplyPlacement(list);
@@ -221,10 +217,10 @@ export class ChatModel<M extends UIMessage> {
 
   /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */
   dropObserved(hold = true): void {
-    if (hold && this.observed.streamId !== null) this.streams.heldTurn = this.observed.streamId;
+    if (hold && this.observed.streamId !== null) this.turns.heldTurn = this.observed.streamId;
     // Rule (no empty replies): a reply it left without a part goes once the chat settles; a frame brings it back if the turn stored one.
     const shell = this.observed.message?.id;
-    if (shell !== undefined) this.streams.endedReplies.add(shell);
+    if (shell !== undefined) this.turns.endedReplies.add(shell);
     this.observed.end();
     this.io.flags({ serverStreaming: false });
     if (hold && this.continuation.kind === "observed") this.continuation = idle;

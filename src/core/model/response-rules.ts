@@ -4,7 +4,7 @@ import { readDelta } from "../turn-stream";
 import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
-import { type ReadBack, type StreamRecord, runsLive } from "./streams";
+import { type ReadBack, type Turn, runsLive } from "./turns";
 import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
@@ -24,19 +24,20 @@ function peekStart(frame: ResponseFrame): { messageId?: unknown } | undefined {
  */
 export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ReadBack {
   const { id } = frame;
-  const streams = m.streams;
-  streams.noteResponse(frame);
-  const unseen = frame.continuation && frame.done && frame.outcome === "aborted" && !m.local.has(id) && !streams.get(id);
+  const turns = m.turns;
+  turns.noteResponse(frame);
+  const local = turns.isLocal(id);
+  const unseen = frame.continuation && frame.done && frame.outcome === "aborted" && !local && !turns.get(id);
   if (unseen) m.intents.unseenContinuationAborted();
   // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
   if (runsLive(frame)) {
     endObservedBy(m, id);
     letGoIgnoredAck(m, id);
   }
-  const ended = streams.turnEnd(frame);
+  const ended = turns.turnEnd(frame);
   if (ended) {
     // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
-    if (m.local.has(id) && m.busy) streams.deferredEnds.push(ended);
+    if (local && m.busy) turns.deferredEnds.push(ended);
     else m.io.call("onTurnEnd", () => m.io.settings().onTurnEnd?.(ended));
   }
   const replayed = frame.replay && frame.body.trim() !== "";
@@ -44,26 +45,26 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   // continuation without `seq`; its repeated text is collapsed instead.
   if (replayed && frame.continuation && frame.seq === undefined) {
     const last = m.messages.at(-1);
-    if (last?.role === "assistant") streams.unsequenced.add(last.id);
+    if (last?.role === "assistant") turns.unsequenced.add(last.id);
   }
-  if (replayed) streams.at(id).unreplayed = false;
+  if (replayed) turns.replayed(id);
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
     // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
-    for (const reply of [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined]) {
-      if (reply !== undefined) streams.endedReplies.add(reply);
+    for (const reply of [turns.get(id)?.reply?.id, m.observed.streamId === id ? m.observed.message?.id : undefined]) {
+      if (reply !== undefined) turns.endedReplies.add(reply);
     }
   }
-  if (m.local.has(id)) onLocalResponse(m, frame);
+  if (local) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
   if (!terminal(frame)) return "none";
   // Rule (live reply overlay): the reply goes back when its request ends, also one the transport let go of before its done (a stopped resume).
-  const named = streams.get(id)?.replyId;
+  const named = turns.get(id)?.reply?.id;
   if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
-  const readBack = unseen ? "always" : streams.readBackAtEnd(frame, m.base.clock);
+  const readBack = unseen ? "always" : turns.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
   return m.base.exact ? "none" : readBack;
 }
@@ -89,11 +90,10 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
  * request is then followed as any other.
  */
 export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  const transport = m.io.transport;
-  const attached = transport.activeServerTurnId;
-  if (attached === null || attached === id || transport.isAwaitingResume()) return;
-  if (!m.local.has(attached) || !m.streams.letGoUnanswered(attached)) return;
-  transport.resetResumeState();
+  const attached = m.turns.active;
+  if (attached === null || attached === id || m.io.transport.isAwaitingResume()) return;
+  if (!m.turns.isLocal(attached) || !m.turns.letGoUnanswered(attached)) return;
+  m.io.transport.resetResumeState();
 }
 
 /**
@@ -103,8 +103,9 @@ export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string
  * that owns its history (Think) writes no client's list.
  */
 export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string, sentId: string | undefined): void {
-  if (m.intents.rewrite) m.streams.supersede(m.local, id);
-  else if (!m.base.serverOwned) m.streams.wentOut(id, m.base.clock, m.local.size > (m.local.has(id) ? 1 : 0));
+  const turns = m.turns;
+  if (m.intents.rewrite) turns.supersede(id);
+  else if (!m.base.serverOwned) turns.wentOut(id, m.base.clock, turns.local.some((other) => other !== id));
   m.base.listWritten();
   m.intents.sendWentOut(id, sentId);
 }
@@ -112,30 +113,30 @@ export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string,
 /** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
-  const record = m.streams.at(id);
+  const turn = m.turns.at(id);
   if (frame.continuation && !terminal(frame)) m.placement.pinLast();
   const start = peekStart(frame);
   if (typeof start?.messageId === "string") {
-    record.replyId = start.messageId;
+    turn.reply = { id: start.messageId, unnamed: false };
     if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
     resetForReplay(m, frame, start.messageId);
   }
-  if (frame.replayComplete) record.replayPending = false;
+  if (frame.replayComplete) turn.rebuilds = false;
   if (!terminal(frame)) return;
   // Rule (rewrite retires): a reply a rewrite of this client's removed, whose request ended only after the rewrite went out,
   // may be stored after the server took the rewrite's list (another tab stopped it meanwhile): the stored transcript decides.
   m.intents.settleRewrite(m.messages);
   const rewrite = m.intents.rewrite;
-  if (rewrite && record.replyId !== undefined && rewrite.retracted.has(record.replyId)) rewrite.heldBack = true;
+  const replyId = turn.reply?.id;
+  if (rewrite && replyId !== undefined && rewrite.retracted.has(replyId)) rewrite.heldBack = true;
   if (m.observed.streamId === id) m.dropObserved(false);
   if (frame.outcome === "skipped") {
     const refused = m.intents.refused(id);
     if (refused.size > 0) m.remove((message) => refused.has(message.id));
   }
-  m.io.transport.handleServerTurnCompleted(id);
-  m.placement.release(record.replyId);
-  showBase(m, record.replyId);
-  m.local.delete(id);
+  m.placement.release(replyId);
+  showBase(m, replyId);
+  m.turns.ownEnded(id);
   m.base.listWritten();
   m.intents.sendsEnded((request) => isRunningRequest(m, request), false);
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
@@ -147,43 +148,43 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
  */
 function resetForReplay<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, messageId: string): void {
   if (!frame.replay || frame.continuation || isRunning(m.continuation)) return;
-  m.streams.at(frame.id).replayPending = false;
+  m.turns.at(frame.id).rebuilds = false;
   const messages = m.messages;
   const last = messages.at(-1);
   if (!last || last.role !== "assistant" || last.id !== messageId) return;
-  m.streams.rebuilt.add(messageId);
+  m.turns.rebuilt.add(messageId);
   m.list.replaceMessage(messages.length - 1, { ...last, parts: [] });
 }
 
 /** Rule (a request nobody here watches ended, e.g. a send the server skipped): only the books close. */
 function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  m.streams.applied.forget(id);
-  m.io.transport.handleServerTurnCompleted(id);
-  m.streams.at(id).acked = false;
+  m.turns.applied.forget(id);
+  if (m.turns.active === id) m.turns.active = null;
+  m.turns.unwatchedEnded(id);
 }
 
 /** Rule (the observer path): another request's frames; replays only once offered or observed, an error ends it unrendered, applied replays are skipped (#1951). */
 function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
-  const record = m.streams.at(id);
+  const turn = m.turns.at(id);
   const observing = m.observed.streamId === id;
   const ownContinuation = isObservedContinuation(m.continuation, id);
-  if (frame.replay && !m.observed.active && !record.replayPending) return noteSkippedStart(record, frame);
+  if (frame.replay && !m.observed.active && !turn.rebuilds) return noteSkippedStart(turn, frame);
   // Rule (a stopped turn is followed no further, issue 22, 3): only its end is handled, and reads back.
-  if (!observing && !terminal(frame) && record.stopped) return;
-  if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
+  if (!observing && !terminal(frame) && turn.follow.kind === "stopped") return;
+  if (frame.done && !frame.error && !observing && !turn.rebuilds && !ownContinuation) {
     closeUnwatched(m, id);
     return;
   }
   if (frame.error) {
-    record.replayPending = false;
+    turn.rebuilds = false;
     closeUnwatched(m, id);
     m.io.flags({ recovering: false });
     if (!m.observed.active || observing) m.dropObserved(false);
     if (ownContinuation) m.continuation = idle;
     return;
   }
-  const ledger = m.streams.applied;
+  const ledger = m.turns.applied;
   const appliedReplay = ledger.isAppliedReplay(id, frame);
   let chunk: unknown;
   if (frame.body.trim()) {
@@ -198,7 +199,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
       if (!ownContinuation) m.tools.noteOthers(chunk);
     }
   }
-  if (frame.done || frame.replayComplete) record.replayPending = false;
+  if (frame.done || frame.replayComplete) turn.rebuilds = false;
   if (frame.done) {
     closeUnwatched(m, id);
     if (frame.outcome !== "recovering") m.io.flags({ recovering: false });
@@ -216,10 +217,10 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
  * names the reply the stream's live chunks build, so that reply is the
  * server's message, not a second one under an id of this client's.
  */
-function noteSkippedStart(record: StreamRecord, frame: ResponseFrame): void {
+function noteSkippedStart(turn: Turn, frame: ResponseFrame): void {
   if (!frame.body.startsWith('{"type":"start"')) return;
   const chunk = chunkOf(frame);
-  if (isRecord(chunk) && typeof chunk.messageId === "string") record.named = chunk.messageId;
+  if (isRecord(chunk) && typeof chunk.messageId === "string") turn.named = chunk.messageId;
 }
 
 /**
@@ -237,10 +238,10 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (observed.streamId !== frame.id || !message || (frame.replay && isStart) || misbegun) {
     message = observed.begin(frame.id, frame.continuation);
     // Rule (a stream keeps its name): live chunks after a skipped replay build the message its `start` named.
-    const named = m.streams.get(frame.id)?.named;
-    if (named !== undefined) message.apply({ type: "start", messageId: named });
+    const named = m.turns.get(frame.id)?.named;
+    if (named != null) message.apply({ type: "start", messageId: named });
     // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
-    if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
+    if (!frame.done && m.turns.active === null) m.turns.active = frame.id;
   }
   if (chunk !== undefined) message.apply(chunk);
   if (frame.done) {
@@ -256,7 +257,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
   else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));
   // Also a reply shown from its live `start` on: a clear it interrupts leaves it (the server stores it after the clear once a part came).
-  if (message.hasParts || (!frame.replay && isStart)) m.streams.at(frame.id).shown = message.id;
+  if (message.hasParts || (!frame.replay && isStart)) m.turns.at(frame.id).shown = message.id;
 }
 
 /**
@@ -269,13 +270,12 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
  * message to extend (a clear removed it), and continuation starts name none.
  */
 export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply: M): void {
-  const requestId = m.io.transport.activeServerTurnId ?? (m.continuation.kind === "attached" ? m.continuation.requestId : null);
+  const requestId = m.turns.active ?? (m.continuation.kind === "attached" ? m.continuation.requestId : null);
   // With the socket closed it is the AI SDK flushing chunks the close cut off, not a live reply (a close ends the overlay).
-  if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId) || !m.link.open) return;
-  const record = m.streams.at(requestId);
-  if (record.replyId !== undefined) return;
-  record.replyId = reply.id;
-  record.unnamed = true;
+  if (reply.role !== "assistant" || requestId === null || !m.turns.isLocal(requestId) || !m.link.open) return;
+  const turn = m.turns.at(requestId);
+  if (turn.reply !== null) return;
+  turn.reply = { id: reply.id, unnamed: true };
   m.placement.protect(reply.id, m.io.loading(), true);
 }
 
@@ -289,12 +289,8 @@ export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply:
 export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): string | undefined {
   const delta = readDelta(frame.body);
   const chunk = delta ? { type: delta.type, id: delta.partId } : frame.body.includes('"text-') ? chunkOf(frame) : undefined;
-  if (!isRecord(chunk) || typeof chunk.id !== "string") return undefined;
-  const record = m.streams.at(frame.id);
-  const open = (record.openedText ??= new Set());
-  if (chunk.type === "text-start") open.add(chunk.id);
-  if (chunk.type !== "text-delta" || open.has(chunk.id)) return undefined;
-  open.add(chunk.id);
+  if (!isRecord(chunk) || typeof chunk.id !== "string" || (chunk.type !== "text-start" && chunk.type !== "text-delta")) return undefined;
+  if (m.turns.opensText(frame.id, chunk.id, chunk.type === "text-start")) return undefined;
   m.placement.resumeText();
   return chunk.id;
 }
@@ -311,10 +307,10 @@ export function ownTurnFinished<M extends UIMessage>(
 ): void {
   const id = event.message.id;
   m.intents.sendsEnded((request) => isRunningRequest(m, request), true);
-  if (m.streams.unsequenced.delete(id)) collapseReplays(m, id);
+  if (m.turns.unsequenced.delete(id)) collapseReplays(m, id);
   m.placement.finished(id);
   // Rule (no empty replies): a reply this client's stream ended without a part also goes (its done may never come: a close cut it).
-  if (event.message.parts.length === 0) m.streams.endedReplies.add(id);
+  if (event.message.parts.length === 0) m.turns.endedReplies.add(id);
   if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
   const index = event.messages.findIndex((message) => message.id === id);
   // The reply and what came before it; an empty shell among them only if a list carried it (`shells`).
@@ -323,12 +319,12 @@ export function ownTurnFinished<M extends UIMessage>(
 
 /** A request of this client's that runs: sent, neither ended nor stopped. */
 function isRunningRequest<M extends UIMessage>(m: ChatModel<M>, id: string): boolean {
-  return m.local.has(id) && !m.streams.get(id)?.stopped;
+  return m.turns.isRunning(id);
 }
 
 /** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */
 export function collapseReplays<M extends UIMessage>(m: ChatModel<M>, only?: string): void {
-  const { rebuilt, unsequenced } = m.streams;
+  const { rebuilt, unsequenced } = m.turns;
   const ids = only !== undefined ? [only] : [...unsequenced, ...rebuilt];
   if (ids.length === 0) return;
   const messages = m.messages;

@@ -18,7 +18,7 @@ export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | und
   answersIdleProbe(m, probeId);
   // Rule (held and recovering turns): the server says "pending" only while no stream runs, so a held or observed turn other than the pending one is over.
   if (id !== undefined) {
-    if (m.streams.heldTurn !== id) m.streams.heldTurn = null;
+    if (m.turns.heldTurn !== id) m.turns.heldTurn = null;
     endObservedBy(m, id);
   }
   m.continuation = pendingNamed(m.continuation, id, probeId);
@@ -38,14 +38,14 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
   const declined = m.probes.declined;
   if (declined !== null && probeId !== undefined) {
     m.probes.declined = null;
-    m.streams.at(declined).acked = true;
+    m.turns.at(declined).replay = { kind: "self" };
     m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
   }
   const answersIdle = answersIdleProbe(m, probeId);
   if ((handled || answersIdle) && reason === "idle" && typeof probeId === "string") {
     m.dropObserved(false);
-    m.streams.heldTurn = null;
-    if (!m.probes.recovering) m.streams.recoveringTurn = null;
+    m.turns.heldTurn = null;
+    if (!m.probes.recovering) m.turns.recoveringTurn = null;
     if (m.continuation.kind === "observed") m.continuation = idle;
   }
   m.io.reconcile();
@@ -57,9 +57,9 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
  * ACKs it itself and renders it as an observed turn, once per socket.
  */
 export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: string, probeId: string | undefined): void {
-  const streams = m.streams;
+  const turns = m.turns;
   // Server turns are serialized: an offer for another request ends the held one, and the observed one.
-  if (streams.heldTurn !== id) streams.heldTurn = null;
+  if (turns.heldTurn !== id) turns.heldTurn = null;
   endObservedBy(m, id);
   letGoIgnoredAck(m, id);
   answersIdleProbe(m, probeId);
@@ -69,10 +69,10 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   // ACK; a request this client sent and still streams (a socket parked by a probe while it was pending)
   // is ACKed, never given to a probe: its transport stream takes the replay, which starts from chunk 0.
   // Not one it stopped, nor one ACKed already (by this rule, or by the transport: its ACK starts `seq`).
-  const own = m.local.has(id) && probeId === undefined ? streams.at(id) : undefined;
+  const own = turns.isLocal(id) && probeId === undefined ? turns.at(id) : undefined;
   if (own) {
-    if (!own.acked && !own.stopped && own.seq === undefined) {
-      own.acked = own.unreplayed = true;
+    if (own.replay.kind !== "self" && own.follow.kind === "chat" && own.delivered === null) {
+      turns.selfAcked(id);
       m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
     }
     return;
@@ -81,8 +81,8 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   const earlyContinuation = isRunning(m.continuation) && !awaiting;
   if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
     // Rule (withheld offer): not resuming, a live stream is withheld from this socket until it ends.
-    if (probeId === undefined) streams.heldTurn = id;
-    if (streams.recoveringTurn !== id) streams.recoveringTurn = null;
+    if (probeId === undefined) turns.heldTurn = id;
+    if (turns.recoveringTurn !== id) turns.recoveringTurn = null;
     m.io.reconcile();
     return;
   }
@@ -92,8 +92,8 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
     m.probes.declined = id;
     return;
   }
-  const record = streams.at(id);
-  if (!isRunning(m.continuation)) record.replayPending = true;
+  const turn = turns.at(id);
+  if (!isRunning(m.continuation)) turn.rebuilds = true;
   if (m.probes.declined === id) m.probes.declined = null;
   if (transport.handleStreamResuming({ id })) {
     m.continuation = attached(m.continuation, id);
@@ -101,29 +101,29 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
     return;
   }
   // The server offers from both onConnect and the probe answer (#1733); a turn this client stopped is not followed again.
-  if (m.local.has(id) || record.acked || record.stopped) return;
+  if (turns.isLocal(id) || turn.replay.kind === "self" || turn.follow.kind === "stopped") return;
   if (earlyContinuation) m.continuation = observedEarly(m.continuation, id);
   // An early continuation extends the message the tool call is in, even
   // before its replayed `start` (an empty replay would append a blank reply).
   // Rule (no empty replies): a shell the stream left before this offer goes if the replay does not fill it.
   const shell = m.observed.message?.id;
-  if (shell !== undefined) streams.endedReplies.add(shell);
+  if (shell !== undefined) turns.endedReplies.add(shell);
   m.observed.begin(id, earlyContinuation);
-  transport.observeServerTurn(id);
+  turns.active = id;
   m.io.flags({ serverStreaming: true, recovering: false });
-  if (streams.recoveringTurn !== id) streams.recoveringTurn = null;
-  record.acked = record.unreplayed = true;
+  if (turns.recoveringTurn !== id) turns.recoveringTurn = null;
+  turns.selfAcked(id);
   m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
   m.io.reconcile();
 }
 
 /** Rule (stop before start): the turn a stopped continuation waited for started; it is cancelled, never ACKed. */
 function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: string, probeId: string | undefined): boolean {
-  const followed = m.observed.streamId === id || m.local.has(id);
+  const followed = m.observed.streamId === id || m.turns.isLocal(id);
   if (!isStoppedTurn(m.continuation, id, probeId, followed)) return false;
   m.continuation = idle;
   // Followed no further: no ACK, no observed chunks; its end reads back (R3).
-  m.streams.at(id).stopped = true;
+  m.turns.stopping([id]);
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id });
   m.io.reconcile();
   return true;
@@ -152,7 +152,7 @@ export function socketOpened<M extends UIMessage>(m: ChatModel<M>, now: number):
 export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: boolean): void {
   m.probes.recovering = recovering;
   m.io.flags({ recovering });
-  if (!recovering) m.streams.recoveringTurn = null;
+  if (!recovering) m.turns.recoveringTurn = null;
   m.io.reconcile();
 }
 
@@ -166,15 +166,15 @@ export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
   m.link.sawClose = true;
   m.probes.declined = null;
   m.probes.recovering = false;
-  m.streams.socketClosed();
+  m.turns.socketClosed();
   m.placement.unprotect();
-  const unfinished = m.io.transport.activeServerTurnId;
-  if (unfinished !== null) m.streams.heldTurn = unfinished;
+  const unfinished = m.turns.active;
+  if (unfinished !== null) m.turns.heldTurn = unfinished;
   if (m.io.settings().resume) return;
   // Rule (idle proves nothing runs): the server answers a probe on the socket that sent it; one the close cut off is asked again.
   const cutOff = m.probes.idleId !== null;
   m.probes.idleId = null;
-  m.probes.idleNeeded ||= cutOff || unfinished !== null || m.observed.active || m.streams.holdsTools;
+  m.probes.idleNeeded ||= cutOff || unfinished !== null || m.observed.active || m.turns.holdsTools;
   m.dropObserved();
 }
 

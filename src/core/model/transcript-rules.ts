@@ -74,14 +74,12 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
  */
 export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
   cacheGivesWay(m);
-  m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.base.replacedLocally();
   m.replace([]);
   m.tools.reset();
   m.continuation = idle;
-  m.streams.reset();
+  m.turns.reset();
   m.placement.reset();
-  m.streams.applied.clear();
   m.base.forget();
   return m.intents.reset();
 }
@@ -112,12 +110,12 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!admittedStep(m, version)) return [];
   m.base.messages = [];
-  const interrupted = [...m.local, ...m.streams.openTurns()];
+  const interrupted = [...m.turns.local, ...m.turns.openTurns()];
   m.dropObserved(false);
   m.io.flags({ recovering: false });
   const dropped = resetTranscript(m);
   // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
-  for (const id of interrupted) m.streams.at(id).interruptedByClear = true;
+  for (const id of interrupted) m.turns.at(id).clear = true;
   if (!m.base.exact) m.io.read(true);
   return dropped;
 }
@@ -173,7 +171,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (!admitted) return;
   cacheGivesWay(m);
   m.base.hold(admitted);
-  const removed = m.base.removedBefore(read, stored, m.local.size > 0);
+  const removed = m.base.removedBefore(read, stored, m.turns.anyLocal);
   m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
   const live = m.placement.protectedId;
@@ -212,7 +210,7 @@ function settleClear<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead,
  */
 function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: readonly M[]): M[] {
   const onScreen = [...m.messages];
-  const unnamed = m.streams.unnamedReplies;
+  const unnamed = m.turns.unnamedReplies;
   if (unnamed.size === 0) return onScreen;
   const shown = new Set(onScreen.map((message) => message.id));
   if (!stored.some((message) => message.role === "assistant" && !shown.has(message.id))) return onScreen;
@@ -223,9 +221,9 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */
 export function removeEmptyReplies<M extends UIMessage>(m: ChatModel<M>): void {
-  const ended = m.streams.endedReplies;
+  const ended = m.turns.endedReplies;
   if (ended.size === 0) return;
-  m.streams.endedReplies = new Set();
+  m.turns.endedReplies = new Set();
   const stored = m.base.shells;
   m.remove((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0 && !stored.has(message.id));
 }
@@ -244,27 +242,28 @@ export function localClear<M extends UIMessage>(
   canRead: boolean
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
-  const interrupted = [...m.local, ...running, ...m.streams.openTurns()];
+  const turns = m.turns;
+  const interrupted = [...turns.local, ...running, ...turns.openTurns()];
   const cleared = new Set(m.messages.map((message) => message.id));
   const extended = m.messages.findLast((message) => message.role === "assistant")?.id;
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
-  const streams = m.streams;
   const replies = new Map<string, string>();
-  for (const turn of [...interrupted, m.io.transport.activeServerTurnId, m.observed.streamId, streams.heldTurn]) {
-    if (turn === null) continue;
-    const record = streams.get(turn);
-    const reply = record?.replyId ?? record?.shown ?? (turn === m.observed.streamId ? m.observed.message?.id : undefined);
-    if (reply !== undefined) cleared.delete(reply);
-    if (record?.replyId !== undefined) replies.set(turn, record.replyId);
+  for (const id of [...interrupted, turns.active, m.observed.streamId, turns.heldTurn]) {
+    if (id === null) continue;
+    const turn = turns.get(id);
+    const reply = turn?.reply?.id ?? turn?.shown ?? (id === m.observed.streamId ? m.observed.message?.id : undefined);
+    if (reply != null) cleared.delete(reply);
+    if (turn?.reply) replies.set(id, turn.reply.id);
   }
   const dropped = resetTranscript(m);
   for (const id of interrupted) {
     if (!id) continue;
-    const record = m.streams.at(id);
-    record.interruptedByClear = true;
+    const turn = turns.at(id);
+    turn.clear = true;
     // The AI SDK streams on into the reply a local request named: a second clear before its end still finds it.
-    record.replyId = replies.get(id);
+    const reply = replies.get(id);
+    turn.reply = reply === undefined ? null : { id: reply, unnamed: false };
   }
   m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
