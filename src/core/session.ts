@@ -2,10 +2,10 @@ import { AbstractChat, type ChatRequestOptions, type ChatStatus, type UIMessage,
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
 import { type ChatFrame, decodeSocketFrame } from "./frames";
-import { ChatModel, type Ports } from "./model";
+import { ChatModel, type Effect, type View } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
-import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
+import { cancelHandshake, handshakeStarted, handshakeTimedOut, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
@@ -72,26 +72,25 @@ export class ChatSession<M extends UIMessage> {
       onChange: (kind) => this.#onStateChange(kind)
     });
     this.#bridge = new SocketBridge(config.socket, {
-      message: (data) => this.#onSocketData(data),
-      open: () => this.#onSocketOpen(),
-      close: (_event, interrupts) => this.#onSocketClose(interrupts)
+      message: (data) => this.#model.dispatch(() => this.#onSocketData(data)),
+      open: () => this.#model.dispatch(() => this.#onSocketOpen()),
+      close: (_event, interrupts) => this.#model.dispatch(() => this.#onSocketClose(interrupts))
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
     this.#transport = new TurnTransport<M>({
       send: (data) => config.socket.send(data),
       prepareBody: (request) => this.#prepareBody(request),
-      requestGoesOut: (id, sentId) => requestWentOut(this.#model, id, sentId),
+      requestGoesOut: (id, sentId) => this.#model.dispatch(() => requestWentOut(this.#model, id, sentId)),
       buffered: (messageId) => this.#model.intents.buffered.add(messageId),
-      acked: (id) => {
-        this.#resumes.forgetError();
-        this.#model.turns.resumeAcked(id);
-      },
+      startHandshake: (probeId, continuation) => this.#model.dispatch(() => handshakeStarted(this.#model, probeId, continuation)),
+      timedOut: (probeId) => this.#model.dispatch(() => handshakeTimedOut(this.#model, probeId)),
+      handshakeDropped: () => (this.#model.handshake = null),
       get turns() {
         return model().turns;
       },
       cancelOnClientAbort: () => this.#settings.cancelOnClientAbort
     });
     const model = () => this.#model;
-    this.#model = new ChatModel(this.#state, this.#ports(), config.chatInit.generateId ?? generateId);
+    this.#model = new ChatModel(this.#state, this.#view(), (effect) => this.#perform(effect), config.chatInit.generateId ?? generateId);
     this.#model.base.hold(config.initialMessages);
     this.#resumes = new Resumes<M>({
       model: this.#model,
@@ -115,7 +114,7 @@ export class ChatSession<M extends UIMessage> {
         this.#settings.onError?.(error);
       },
       onFinish: (event) => {
-        ownTurnFinished(this.#model, event);
+        this.#model.dispatch(() => ownTurnFinished(this.#model, event));
         this.#settings.onFinish?.(event);
       }
     });
@@ -139,7 +138,7 @@ export class ChatSession<M extends UIMessage> {
         chat: () => this.chat,
         endProbeHold: () => {
           this.#resumes.forgetError();
-          this.#transport.cancelPendingResume();
+          this.#model.dispatch(() => cancelHandshake(this.#model));
         },
         reconcile: () => this.#scheduleReconcile(),
         disposed: () => this.#disposed
@@ -149,7 +148,7 @@ export class ChatSession<M extends UIMessage> {
       }
     );
     this.#openedBeforeChat = this.#bridge.isOpen;
-    if (this.#openedBeforeChat) this.#onSocketOpen();
+    if (this.#openedBeforeChat) this.#model.dispatch(() => this.#onSocketOpen());
   }
 
   /**
@@ -175,19 +174,30 @@ export class ChatSession<M extends UIMessage> {
     return this.#reads.ready;
   }
 
-  /** What the rules may ask of the world. */
-  #ports(): Ports<M> {
-    const cells = this.#config.cells;
+  /** What the rules read of the world. */
+  #view(): View<M> {
     return {
-      transport: this.#transport,
       settings: () => this.#settings,
       status: () => this.#state.status,
-      loading: () => cells.loading.value,
+      loading: () => this.#config.cells.loading.value,
       resuming: () => this.#resumes.running,
-      send: (frame) => this.#send(frame),
-      read: (always, attempt) => this.#reads.reread(always, attempt),
-      requestSnapshot: () => this.#send({ type: Wire.snapshotRequest, id: probeIds() }),
-      flags: ({ serverStreaming, recovering, toolContinuation, cached }) => {
+      canRead: (always) => this.#reads.canRead(always)
+    };
+  }
+
+  /** Performs what the rules ask for: the one place the model's decisions reach the world. */
+  #perform(effect: Effect): void {
+    if (this.#disposed) return;
+    const cells = this.#config.cells;
+    switch (effect.kind) {
+      case "send":
+        return this.#send(effect.frame);
+      case "read":
+        return this.#reads.start(effect.read);
+      case "snapshot":
+        return this.#send({ type: Wire.snapshotRequest, id: probeIds() });
+      case "flags": {
+        const { serverStreaming, recovering, toolContinuation, cached } = effect.flags;
         if (serverStreaming !== undefined) {
           // A terminal flag must never show before the final message does.
           if (!serverStreaming && cells.serverStreaming.value) this.#state.flush();
@@ -196,11 +206,21 @@ export class ChatSession<M extends UIMessage> {
         if (recovering !== undefined) cells.recovering.value = recovering;
         if (cached !== undefined && cells.cached) cells.cached.value = cached;
         if (toolContinuation !== undefined) cells.toolContinuation.value = toolContinuation;
-      },
-      reconcile: () => this.#scheduleReconcile(),
-      warn: (key, message) => this.#warnLimited(key, message),
-      call: callUser
-    };
+        return;
+      }
+      case "reconcile":
+        return this.#scheduleReconcile();
+      case "warn":
+        return this.#warnLimited(effect.key, effect.message);
+      case "call":
+        return callUser(effect.name, effect.run);
+      case "handshake":
+        // A stream the resume attached to: the error it started from no longer applies.
+        if (effect.answer.kind === "offer") this.#resumes.forgetError();
+        return this.#transport.answer(effect.answer);
+      case "let-go-resumes":
+        return this.#transport.letGo();
+    }
   }
 
   // ─── Socket events ────────────────────────────────────────────────
@@ -275,7 +295,7 @@ export class ChatSession<M extends UIMessage> {
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
         onResumeNone(m, frame.reason, frame.probeId);
-        if (frame.reason === "idle" && frame.probeId !== undefined && m.turns.foundIdle() && !m.base.exact) this.#reads.reread(false);
+        if (frame.reason === "idle" && frame.probeId !== undefined && m.turns.foundIdle() && !m.base.exact) m.read(false);
         return;
       case "pending":
         return onPending(m, frame.id, frame.probeId);
@@ -289,7 +309,7 @@ export class ChatSession<M extends UIMessage> {
           this.#state.flush();
           this.clearError();
         }
-        if (readBack !== "none") this.#reads.reread(readBack === "always");
+        if (readBack !== "none") m.read(readBack === "always");
         return;
       }
     }
@@ -342,7 +362,7 @@ export class ChatSession<M extends UIMessage> {
     const rewrite = m.intents.beginRewrite(this.#state.messages, editedId, m.base.serverOwned ? null : m.base.clock);
     const request = run();
     const release = () => {
-      if (m.intents.endRewrite(rewrite, m.base.clock)) this.#reads.reread(true);
+      if (m.intents.endRewrite(rewrite, m.base.clock)) m.dispatch(() => m.read(true));
     };
     void request.then(release, release);
     return request;
@@ -379,10 +399,12 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the transcript here and on the server (see `localClear`). */
   clearHistory(): void {
-    const interrupted = [this.#model.observed.streamId, this.#model.turns.active];
-    const { dropped, read } = localClear(this.#model, interrupted, !!this.#config.readStored);
-    this.#afterClear(dropped);
-    if (read) this.#reads.reread(true);
+    const m = this.#model;
+    m.dispatch(() => {
+      const { dropped, read } = localClear(m, [m.observed.streamId, m.turns.active], !!this.#config.readStored);
+      this.#afterClear(dropped);
+      if (read) m.read(true);
+    });
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
@@ -392,7 +414,7 @@ export class ChatSession<M extends UIMessage> {
       if (process.env.NODE_ENV !== "production") console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
       return;
     }
-    localReplace(this.#model, resolved, this.#settings.syncMessagesToServer);
+    this.#model.dispatch(() => localReplace(this.#model, resolved, this.#settings.syncMessagesToServer));
     this.#reads.replaced();
   }
 
@@ -409,7 +431,7 @@ export class ChatSession<M extends UIMessage> {
     this.#reconcileQueued = true;
     queueMicrotask(() => {
       this.#reconcileQueued = false;
-      if (!this.#disposed) this.#reconcile();
+      if (!this.#disposed) this.#model.dispatch(() => this.#reconcile());
     });
   }
 
@@ -475,7 +497,8 @@ export class ChatSession<M extends UIMessage> {
     const unsent = this.#outbox.dispose();
     this.#disposed = true;
     void this.chat.stop().catch(() => {});
-    this.#transport.resetResumeState();
+    this.#model.handshake = null;
+    this.#transport.letGo();
     this.#resumes.dispose();
     this.#reads.dispose();
     this.#state.dispose();

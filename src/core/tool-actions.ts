@@ -41,7 +41,7 @@ export class ToolActions<M extends UIMessage> {
   }
 
   #send(frame: Record<string, unknown>): void {
-    this.#model.io.send(frame);
+    this.#model.send(frame);
   }
 
   /** Answers a tool call: the server gets a `cf_agent_tool_result`, the part updates in place. */
@@ -198,7 +198,7 @@ export class ToolActions<M extends UIMessage> {
         host.requestContinuation();
       } finally {
         this.#resolving = false;
-        this.#model.io.reconcile();
+        this.#model.reconcile();
       }
     })();
   }

@@ -1,6 +1,7 @@
 import { type ChatTransport, type UIMessage, type UIMessageChunk, createIdGenerator } from "ai";
 import * as CHAT_MESSAGE_TYPES from "./frame-types";
 import { type ResponseFrame, chunkOf } from "./frames";
+import type { HandshakeAnswer } from "./model";
 import type { Turns } from "./model/turns";
 import { TurnStream } from "./turn-stream";
 
@@ -29,8 +30,12 @@ export interface TransportHost<M extends UIMessage> {
   requestGoesOut(id: string, sentId: string | undefined): void;
   /** A submit went into the socket's buffer: the server has not seen its message yet (#1983). */
   buffered(messageId: string): void;
-  /** This transport ACKed an offer of `id`: its replay starts from chunk 0. */
-  acked(id: string): void;
+  /** A resume starts its handshake with probe `probeId` (the model sends the probe; its answer comes to `answer`). */
+  startHandshake(probeId: string, continuation: boolean): void;
+  /** The handshake of `probeId` got no answer in time. */
+  timedOut(probeId: string): void;
+  /** The AI SDK let go of the waiting handshake (a continuation stopped or cut before its offer). */
+  handshakeDropped(): void;
   /** The chat's turns: who follows each, the one a stop cancels, continuation chunks applied (#1951). */
   readonly turns: Turns;
   cancelOnClientAbort(): boolean;
@@ -52,29 +57,26 @@ interface Followed {
   stream: TurnStream;
   /** Parts left open by the replayed chunks dropped as applied: opened again before the next new chunk (#1951). */
   reopen?: Map<string, UIMessageChunk>;
-  /** The continuation's handshake, until the offer comes. */
-  handshake?: Handshake;
   done: boolean;
 }
 
-/** The resume handshake that waits for the server's answer (one at a time). */
+/** The AI SDK's side of the resume handshake the model waits on (one at a time). */
 interface Handshake {
-  /** The server offers stream `id`. */
-  take(id: string): void;
-  /** The server says nothing runs; false when the answer is another probe's. */
-  none(probeId: string | undefined): boolean;
-  pending(): void;
-  /** Sends the probe (again, on a new socket). */
-  retry(): void;
-  close(): void;
+  probeId: string;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** What an offer or "none" does. */
+  settle(answer: { kind: "offer"; id: string } | { kind: "none" }): void;
 }
 
 /**
  * The chat's transport, owned by the session: the AI SDK's `ChatTransport`
- * over the session's socket. It sends requests, resume probes, ACKs and
- * cancels; the session hands it the frames of the turns it renders, already
- * decoded (no second parse, no frame strings made to be parsed again). It
- * speaks upstream's wire protocol byte for byte: `AIChatAgent`, Think and
+ * over the session's socket, and nothing more. It sends requests and
+ * cancels, and holds the streams the AI SDK reads; the session hands it the
+ * frames of the turns it renders, already decoded (no second parse, no frame
+ * strings made to be parsed again). What a turn is and how the resume
+ * handshake goes is the model's (`model/turns.ts`, `model/resume-rules.ts`);
+ * the transport performs the answers (`answer`). On the wire it speaks
+ * upstream's protocol byte for byte: `AIChatAgent`, Think and
  * `orderTranscript` cannot tell it from upstream's `WebSocketChatTransport`.
  */
 export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
@@ -156,6 +158,15 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     if (waiting && waiting.id === null) this.#end(waiting, (stream) => stream.end());
   }
 
+  /** Drops the waiting handshake without an answer (its continuation's stream ended before the offer). */
+  #dropHandshake(): void {
+    const handshake = this.#handshake;
+    if (!handshake) return;
+    clearTimeout(handshake.timer);
+    this.#handshake = null;
+    this.#host.handshakeDropped();
+  }
+
   /** Cancels the active server turn (and a tool continuation), whatever `cancelOnClientAbort` says. */
   cancelActiveServerTurn(): boolean {
     const turns = this.#host.turns;
@@ -183,46 +194,25 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     this.#expectContinuation = true;
   }
 
-  isAwaitingResume(): boolean {
-    return this.#handshake !== null;
+  /**
+   * Performs the model's answer to the waiting handshake: an offer becomes the stream the AI SDK resume reads
+   * (or names the continuation's turn), "none" resolves it empty; "pending" and "retry" wait longer.
+   */
+  answer(answer: HandshakeAnswer): void {
+    const handshake = this.#handshake;
+    if (!handshake) return;
+    if (answer.kind === "pending" || answer.kind === "retry") return this.#arm(handshake, answer.kind === "pending" ? PENDING_TIMEOUT_MS : PROBE_TIMEOUT_MS);
+    clearTimeout(handshake.timer);
+    this.#handshake = null;
+    handshake.settle(answer);
   }
 
-  /** Settles the waiting handshake as if nothing ran, without it meaning the server is idle. */
-  cancelPendingResume(): boolean {
-    return this.#handshake?.none(undefined) ?? false;
-  }
-
-  /** Forgets every resume of this chat: the waiting handshake, the resumed stream (its server turn runs on). */
-  resetResumeState(): void {
+  /** Lets go of every resume locally: the waiting handshake ends empty, the resumed stream ends as it stands. */
+  letGo(): void {
     this.#expectContinuation = false;
-    this.cancelPendingResume();
+    this.answer({ kind: "none" });
     const resumed = this.#resumed;
     if (resumed) this.#end(resumed, (stream) => stream.end());
-  }
-
-  /** Sends the waiting handshake's probe again on a new socket: the same AI SDK resume, not a second one. */
-  retryPendingResume(): boolean {
-    const handshake = this.#handshake;
-    handshake?.retry();
-    return handshake !== null;
-  }
-
-  /** The server offers stream `id` (`cf_agent_stream_resuming`): true when a waiting handshake took it. */
-  handleStreamResuming(data: { id: string }): boolean {
-    const handshake = this.#handshake;
-    handshake?.take(data.id);
-    return handshake !== null;
-  }
-
-  /** `cf_agent_stream_resume_none`: true when it answered the waiting handshake. */
-  handleStreamResumeNone(data: { probeId?: string } = {}): boolean {
-    return this.#handshake?.none(data.probeId) ?? false;
-  }
-
-  /** `cf_agent_stream_pending` (#1784): the waiting handshake waits longer. */
-  handleStreamPending(): boolean {
-    this.#handshake?.pending();
-    return this.#handshake !== null;
   }
 
   #sendCancel(id: string): void {
@@ -248,7 +238,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
     if (id !== null && this.#followed.get(id) === followed) this.#followed.delete(id);
     if (this.#resumed === followed) this.#resumed = null;
     if (this.#continuation === followed) this.#continuation = null;
-    followed.handshake?.close();
+    if (followed.kind === "continuation" && id === null) this.#dropHandshake();
     const turns = this.#host.turns;
     if (clearActive && id !== null && followed.kind !== "continuation" && turns.active === id) turns.active = null;
     action(followed.stream);
@@ -289,8 +279,8 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
 
   /**
    * Rule (one handshake at a time): the AI SDK resume. A tool continuation gets a deferred stream at once (the
-   * status is `submitted` while the server starts it); otherwise a probe asks what runs, and an offer is ACKed
-   * and rendered, nothing or no answer resolves null.
+   * status is `submitted` while the server starts it); otherwise a probe asks what runs, and the stream of an
+   * offer the model takes resolves it, nothing or no answer resolves null.
    */
   async reconnectToStream(): Promise<ReadableStream<UIMessageChunk> | null> {
     if (this.#handshake) return null;
@@ -299,71 +289,38 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
       return this.#continuationStream();
     }
     return new Promise((resolve) => {
-      const handshake = this.#handshakeFor(
-        (id) => {
-          handshake.close();
-          this.#host.turns.followed(id, "resume");
-          const followed = this.#follow("resume", id, (self) => {
-            if (this.#host.cancelOnClientAbort()) {
-              this.#sendCancel(id);
-              this.#end(self, () => {}, { keepId: true });
-            } else this.#end(self, () => {}, { clearActive: false });
-          });
-          this.#resumed = followed;
-          this.#ack(id);
-          resolve(followed.stream.readable);
-        },
-        () => {
-          handshake.close();
-          resolve(null);
-        }
-      );
-      handshake.retry();
+      this.#startHandshake(false, (answer) => {
+        if (answer.kind === "none") return resolve(null);
+        const id = answer.id;
+        const followed = this.#follow("resume", id, (self) => {
+          if (this.#host.cancelOnClientAbort()) {
+            this.#sendCancel(id);
+            this.#end(self, () => {}, { keepId: true });
+          } else this.#end(self, () => {}, { clearActive: false });
+        });
+        this.#resumed = followed;
+        resolve(followed.stream.readable);
+      });
     });
   }
 
-  #ack(id: string): void {
-    this.#host.acked(id);
-    this.#host.send(JSON.stringify({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id }));
+  #startHandshake(continuation: boolean, settle: Handshake["settle"]): void {
+    const handshake: Handshake = { probeId: requestIds(), timer: undefined, settle };
+    this.#handshake = handshake;
+    this.#arm(handshake, PROBE_TIMEOUT_MS);
+    this.#host.startHandshake(handshake.probeId, continuation);
   }
 
-  /** One handshake: its probe, its timeout, and what an offer or "none" does. */
-  #handshakeFor(onOffer: (id: string) => void, onNone: () => void): Handshake {
-    const probeId = requestIds();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const arm = (ms: number) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => handshake.none(undefined), ms);
-    };
-    const handshake: Handshake = {
-      take: onOffer,
-      none: (answered) => {
-        if (answered !== undefined && answered !== probeId) return false;
-        onNone();
-        return true;
-      },
-      pending: () => arm(PENDING_TIMEOUT_MS),
-      retry: () => {
-        arm(PROBE_TIMEOUT_MS);
-        try {
-          this.#host.send(JSON.stringify({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId }));
-        } catch {
-          // The next open sends it again; the timeout is the backstop.
-        }
-      },
-      close: () => {
-        clearTimeout(timer);
-        if (this.#handshake === handshake) this.#handshake = null;
-      }
-    };
-    this.#handshake = handshake;
-    return handshake;
+  /** (Re)starts the handshake's backstop: without an answer by then, it resolves empty. */
+  #arm(handshake: Handshake, ms: number): void {
+    clearTimeout(handshake.timer);
+    handshake.timer = setTimeout(() => this.#host.timedOut(handshake.probeId), ms);
   }
 
   /**
-   * The deferred stream of a tool continuation: its probe goes out at once; the server's offer names its
-   * turn (ACKed and rendered, but not the turn a stop cancels: `abortActiveToolContinuation` is); "none",
-   * no answer, or a close before the offer end it quietly.
+   * The deferred stream of a tool continuation: its probe goes out at once; the offer names its turn (rendered,
+   * but not the turn a stop cancels: `abortActiveToolContinuation` is); "none", no answer, or a close before
+   * the offer end it quietly.
    */
   #continuationStream(): ReadableStream<UIMessageChunk> {
     const followed = this.#follow("continuation", null, (self) => {
@@ -373,21 +330,13 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
         this.#end(self, () => {}, { keepId: true });
       } else this.#end(self, () => {});
     });
-    const handshake = this.#handshakeFor(
-      (id) => {
-        if (followed.id !== null || followed.done) return;
-        followed.id = id;
-        this.#host.turns.followed(id, "continuation");
-        this.#followed.set(id, followed);
-        handshake.close();
-        followed.handshake = undefined;
-        this.#ack(id);
-      },
-      () => this.#end(followed, (stream) => stream.end())
-    );
-    followed.handshake = handshake;
     this.#continuation = this.#resumed = followed;
-    handshake.retry();
+    this.#startHandshake(true, (answer) => {
+      if (followed.done) return;
+      if (answer.kind === "none") return this.#end(followed, (stream) => stream.end());
+      followed.id = answer.id;
+      this.#followed.set(answer.id, followed);
+    });
     return followed.stream.readable;
   }
 }

@@ -746,7 +746,7 @@ export class World implements WorldPort {
       if (m.observed.streamId === frame.id || m.turns.isLocal(frame.id)) this.gap("stopped-continuation-unnamed");
     }
     // A probe takes an offer of a request this client already owns (see `GAPS`).
-    if (frame.kind === "resuming" && m.turns.isLocal(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
+    if (frame.kind === "resuming" && m.turns.isLocal(frame.id) && m.handshake !== null) this.gap("probe-takes-own-request");
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
     const stale = next.taken.replaces < this.replaces || next.taken.clears < this.clears.length;
     if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();

@@ -5,6 +5,7 @@ import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
 import { type ReadBack, type Turn, runsLive } from "./turns";
+import { letGoResumes } from "./resume-rules";
 import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
@@ -38,7 +39,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (ended) {
     // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
     if (local && m.busy) turns.deferredEnds.push(ended);
-    else m.io.call("onTurnEnd", () => m.io.settings().onTurnEnd?.(ended));
+    else m.emit({ kind: "call", name: "onTurnEnd", run: () => m.io.settings().onTurnEnd?.(ended) });
   }
   const replayed = frame.replay && frame.body.trim() !== "";
   // Rule (unsequenced replay, #1951): servers before 0.12.2 replay a
@@ -62,7 +63,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   // Rule (live reply overlay): the reply goes back when its request ends, also one the transport let go of before its done (a stopped resume).
   const named = turns.get(id)?.reply?.id;
   if (named !== undefined) m.placement.release(named);
-  m.io.reconcile();
+  m.reconcile();
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
   const readBack = unseen ? "always" : turns.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
@@ -78,7 +79,7 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
   const watched = m.observed.streamId;
   if (watched === null || watched === id) return;
   m.dropObserved(false);
-  if (!m.base.exact) m.io.read(false);
+  if (!m.base.exact) m.read(false);
 }
 
 /**
@@ -91,9 +92,9 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
  */
 export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string): void {
   const attached = m.turns.active;
-  if (attached === null || attached === id || m.io.transport.isAwaitingResume()) return;
+  if (attached === null || attached === id || m.handshake !== null) return;
   if (!m.turns.isLocal(attached) || !m.turns.letGoUnanswered(attached)) return;
-  m.io.transport.resetResumeState();
+  letGoResumes(m);
 }
 
 /**
@@ -179,7 +180,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   if (frame.error) {
     turn.rebuilds = false;
     closeUnwatched(m, id);
-    m.io.flags({ recovering: false });
+    m.flags({ recovering: false });
     if (!m.observed.active || observing) m.dropObserved(false);
     if (ownContinuation) m.continuation = idle;
     return;
@@ -190,11 +191,12 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   if (frame.body.trim()) {
     chunk = chunkOf(frame);
     if (chunk === undefined) {
-      m.io.warn("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
+      m.emit({ kind: "warn", key: "bad-chunk", message: `Ignored a stream chunk that is not JSON (request ${id}).` });
     } else if (isRecord(chunk)) {
       if (chunk.type === "start" && typeof chunk.messageId === "string") resetForReplay(m, frame, chunk.messageId);
       if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
-        m.io.settings().onData?.(chunk as never);
+        const data = chunk;
+        m.emit({ kind: "call", name: "onData", run: () => m.io.settings().onData?.(data as never) });
       }
       if (!ownContinuation) m.tools.noteOthers(chunk);
     }
@@ -202,7 +204,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   if (frame.done || frame.replayComplete) turn.rebuilds = false;
   if (frame.done) {
     closeUnwatched(m, id);
-    if (frame.outcome !== "recovering") m.io.flags({ recovering: false });
+    if (frame.outcome !== "recovering") m.flags({ recovering: false });
   }
   // A replayed `start` still re-seeds the message, which holds the applied chunks.
   const alreadyApplied = appliedReplay && !(isRecord(chunk) && chunk.type === "start");
@@ -249,10 +251,10 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
     // Rule (no empty replies): a stream that ends before a part was seen here leaves nothing to show (a done after an ACK that replayed nothing).
     if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
-    m.io.flags({ serverStreaming: false });
+    m.flags({ serverStreaming: false });
     return;
   }
-  m.io.flags({ serverStreaming: true });
+  m.flags({ serverStreaming: true });
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
   // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
   else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));

@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
-import type { ChatModel } from "./index";
+import type { ChatModel, HandshakeAnswer } from "./index";
 import { endObservedBy, letGoIgnoredAck } from "./response-rules";
 
 /** Rule (idle proves nothing runs): whether `probeId` answers the idle probe, which then waits no more. */
@@ -11,9 +11,40 @@ function answersIdleProbe<M extends UIMessage>(m: ChatModel<M>, probeId: string 
   return true;
 }
 
+/**
+ * Rule (one handshake at a time): the AI SDK resume (a reconnect's probe, `resumeStream()`, a tool
+ * continuation) waits for the server's answer to probe `probeId`; the shell holds the AI SDK's side of it.
+ */
+export function handshakeStarted<M extends UIMessage>(m: ChatModel<M>, probeId: string, continuation: boolean): void {
+  m.handshake = { probeId, continuation };
+  m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId });
+}
+
+/** The waiting handshake is answered with `answer` (it waits no more unless the server said "pending"). */
+function answerHandshake<M extends UIMessage>(m: ChatModel<M>, answer: HandshakeAnswer): void {
+  if (answer.kind === "offer" || answer.kind === "none") m.handshake = null;
+  m.emit({ kind: "handshake", answer });
+}
+
+/** No answer came in time: the handshake of `probeId` resolves as nothing to resume. */
+export function handshakeTimedOut<M extends UIMessage>(m: ChatModel<M>, probeId: string): void {
+  if (m.handshake?.probeId === probeId) answerHandshake(m, { kind: "none" });
+}
+
+/** Settles the waiting handshake as if nothing ran, without it meaning the server is idle (a send may not wait for it). */
+export function cancelHandshake<M extends UIMessage>(m: ChatModel<M>): void {
+  if (m.handshake) answerHandshake(m, { kind: "none" });
+}
+
+/** Rule (an obsolete resume lets go): every resume of this chat lets go locally; the server turns run on. */
+export function letGoResumes<M extends UIMessage>(m: ChatModel<M>): void {
+  m.handshake = null;
+  m.emit({ kind: "let-go-resumes" });
+}
+
 /** `cf_agent_stream_pending` (#1784): the server took a turn that has not started streaming. */
 export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | undefined, probeId: string | undefined): void {
-  m.io.transport.handleStreamPending();
+  if (m.handshake) answerHandshake(m, { kind: "pending" });
   // Rule (idle proves nothing runs): a pending answer is the idle probe's answer; the offer that follows carries no probe id.
   answersIdleProbe(m, probeId);
   // Rule (held and recovering turns): the server says "pending" only while no stream runs, so a held or observed turn other than the pending one is over.
@@ -32,14 +63,16 @@ export function onPending<M extends UIMessage>(m: ChatModel<M>, id: string | und
 export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: string | undefined, probeId: string | undefined): void {
   const c = m.continuation;
   if (c.kind === "cancel-on-start" && c.probeId === probeId) m.continuation = idle;
-  const handled = m.io.transport.handleStreamResumeNone(probeId === undefined ? {} : { probeId });
+  // The waiting handshake takes an answer to its own probe, or one that names none.
+  const handled = m.handshake !== null && (probeId === undefined || probeId === m.handshake.probeId);
+  if (handled) answerHandshake(m, { kind: "none" });
   // Rule (a declined offer is ACKed once the probe finds nothing): the server parked this socket when it
   // offered; its stream ended without unparking it, which would withhold this client's own next stream.
   const declined = m.probes.declined;
   if (declined !== null && probeId !== undefined) {
     m.probes.declined = null;
     m.turns.at(declined).replay = { kind: "self" };
-    m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
+    m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
   }
   const answersIdle = answersIdleProbe(m, probeId);
   if ((handled || answersIdle) && reason === "idle" && typeof probeId === "string") {
@@ -48,7 +81,7 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
     if (!m.probes.recovering) m.turns.recoveringTurn = null;
     if (m.continuation.kind === "observed") m.continuation = idle;
   }
-  m.io.reconcile();
+  m.reconcile();
 }
 
 /**
@@ -64,7 +97,6 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   letGoIgnoredAck(m, id);
   answersIdleProbe(m, probeId);
   if (cancelStoppedContinuation(m, id, probeId)) return;
-  const transport = m.io.transport;
   // Rule (own request offered): the server withholds a stream from a socket it offered it to until an
   // ACK; a request this client sent and still streams (a socket parked by a probe while it was pending)
   // is ACKed, never given to a probe: its transport stream takes the replay, which starts from chunk 0.
@@ -73,17 +105,17 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (own) {
     if (own.replay.kind !== "self" && own.follow.kind === "chat" && own.delivered === null) {
       turns.selfAcked(id);
-      m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
+      m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
     }
     return;
   }
-  const awaiting = transport.isAwaitingResume();
+  const awaiting = m.handshake !== null;
   const earlyContinuation = isRunning(m.continuation) && !awaiting;
   if (!m.io.settings().resume && !awaiting && !earlyContinuation) {
     // Rule (withheld offer): not resuming, a live stream is withheld from this socket until it ends.
     if (probeId === undefined) turns.heldTurn = id;
     if (turns.recoveringTurn !== id) turns.recoveringTurn = null;
-    m.io.reconcile();
+    m.reconcile();
     return;
   }
   // A probe goes out on this socket as soon as the chat settles; its answer
@@ -95,9 +127,15 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   const turn = turns.at(id);
   if (!isRunning(m.continuation)) turn.rebuilds = true;
   if (m.probes.declined === id) m.probes.declined = null;
-  if (transport.handleStreamResuming({ id })) {
+  const handshake = m.handshake;
+  if (handshake) {
+    // Rule (the handshake takes the offer): the AI SDK resume renders it; the ACK starts its replay from chunk 0.
+    turns.followed(id, handshake.continuation ? "continuation" : "resume");
+    turns.resumeAcked(id);
+    answerHandshake(m, { kind: "offer", id });
+    m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
     m.continuation = attached(m.continuation, id);
-    m.io.reconcile();
+    m.reconcile();
     return;
   }
   // The server offers from both onConnect and the probe answer (#1733); a turn this client stopped is not followed again.
@@ -110,11 +148,11 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (shell !== undefined) turns.endedReplies.add(shell);
   m.observed.begin(id, earlyContinuation);
   turns.active = id;
-  m.io.flags({ serverStreaming: true, recovering: false });
+  m.flags({ serverStreaming: true, recovering: false });
   if (turns.recoveringTurn !== id) turns.recoveringTurn = null;
   turns.selfAcked(id);
-  m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
-  m.io.reconcile();
+  m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id });
+  m.reconcile();
 }
 
 /** Rule (stop before start): the turn a stopped continuation waited for started; it is cancelled, never ACKed. */
@@ -124,8 +162,8 @@ function cancelStoppedContinuation<M extends UIMessage>(m: ChatModel<M>, id: str
   m.continuation = idle;
   // Followed no further: no ACK, no observed chunks; its end reads back (R3).
   m.turns.stopping([id]);
-  m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id });
-  m.io.reconcile();
+  m.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id });
+  m.reconcile();
   return true;
 }
 
@@ -151,9 +189,9 @@ export function socketOpened<M extends UIMessage>(m: ChatModel<M>, now: number):
 /** `cf_agent_chat_recovering`. Rule (recovering, #1620): the server recovers an interrupted turn, or is done with it. */
 export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: boolean): void {
   m.probes.recovering = recovering;
-  m.io.flags({ recovering });
+  m.flags({ recovering });
   if (!recovering) m.turns.recoveringTurn = null;
-  m.io.reconcile();
+  m.reconcile();
 }
 
 /**
@@ -194,12 +232,16 @@ export function reconnectProbe<M extends UIMessage>(m: ChatModel<M>, newProbeId:
     if (probes.idleNeeded) {
       probes.idleNeeded = false;
       probes.idleId = newProbeId();
-      m.io.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId: probes.idleId });
+      m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId: probes.idleId });
     }
     return undefined;
   }
-  if (m.io.transport.retryPendingResume()) {
+  // The handshake that crossed the disconnect goes out again on this socket: the same AI SDK resume.
+  const handshake = m.handshake;
+  if (handshake) {
     probes.reconnect = false;
+    m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_REQUEST, probeId: handshake.probeId });
+    m.emit({ kind: "handshake", answer: { kind: "retry" } });
     return undefined;
   }
   const c = m.continuation;

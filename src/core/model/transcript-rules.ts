@@ -45,7 +45,7 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
  */
 function admittedStep<M extends UIMessage>(m: ChatModel<M>, version: number | undefined): boolean {
   const step = m.base.admitStep(version);
-  if (step === "gap") m.io.requestSnapshot();
+  if (step === "gap") m.emit({ kind: "snapshot" });
   return step === "apply";
 }
 
@@ -112,11 +112,11 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
   m.base.messages = [];
   const interrupted = [...m.turns.local, ...m.turns.openTurns()];
   m.dropObserved(false);
-  m.io.flags({ recovering: false });
+  m.flags({ recovering: false });
   const dropped = resetTranscript(m);
   // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
   for (const id of interrupted) m.turns.at(id).clear = true;
-  if (!m.base.exact) m.io.read(true);
+  if (!m.base.exact) m.read(true);
   return dropped;
 }
 
@@ -137,9 +137,9 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   m.base.readSettled(read, stored);
   // Rule (an adopted send waits for a check): a first load that failed answers no check, so a read is made (and
   // made again until one answers, see `readAnswered`).
-  if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.io.read(true);
+  if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.read(true);
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
-  m.io.reconcile();
+  m.reconcile();
   if (!stored) return true;
   // A first load made again after a clear (its first try failed) is the read the clear waits for.
   const admitted = settleClear(m, read, m.base.admitFirst(read, true) ? stored : null);
@@ -162,8 +162,8 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   const admission = m.base.admit(read, stored !== null);
   m.base.readSettled(read, stored);
   // Rule (an adopted send waits for a check): the outbox looks again once the check came back.
-  if (m.intents.queued.some((entry) => entry.check !== undefined)) m.io.reconcile();
-  if (admission === "retry") m.io.read(read.always, read.attempt + 1);
+  if (m.intents.queued.some((entry) => entry.check !== undefined)) m.reconcile();
+  if (admission === "retry") m.read(read.always, read.attempt + 1);
   // Rule (a failed read is made again): no answer says nothing about the transcript. The shell makes the read
   // again after a pause (`TranscriptReads`), and what waits for it (a clear's hold) waits for that one.
   if (stored === null) return;
@@ -265,7 +265,7 @@ export function localClear<M extends UIMessage>(
     const reply = replies.get(id);
     turn.reply = reply === undefined ? null : { id: reply, unnamed: false };
   }
-  m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
+  m.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
   const read = m.link.open && canRead && !m.base.exact;
   if (read) m.intents.beginClear(cleared, m.base.newestRead, extended);
@@ -294,7 +294,7 @@ export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[]
       );
     }
   } else if (sync) {
-    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
+    m.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
     m.base.listWritten();
     m.base.known.clear();
     m.base.hold(messages);
@@ -312,7 +312,7 @@ export function showCached<M extends UIMessage>(m: ChatModel<M>, cached: M[]): b
   if (!m.io.loading() || m.base.moved || m.messages.length > 0 || cached.length === 0) return false;
   m.cached = new Set(cached.map((message) => message.id));
   m.replace([...cached]);
-  m.io.flags({ cached: true });
+  m.flags({ cached: true });
   return true;
 }
 
@@ -328,5 +328,5 @@ function cacheGivesWay<M extends UIMessage>(m: ChatModel<M>): void {
   if (!cached) return;
   m.cached = null;
   m.remove((message) => cached.has(message.id));
-  m.io.flags({ cached: false });
+  m.flags({ cached: false });
 }
