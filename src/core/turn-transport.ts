@@ -152,7 +152,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
 
   /** Rule (a close interrupts the turn): a socket that had opened closed; no turn's end will reach these streams. */
   closed(): void {
-    for (const followed of [...this.#followed.values()]) this.#end(followed, (stream) => stream.interrupt(), { clearActive: false });
+    for (const followed of this.#followed.values()) this.#end(followed, (stream) => stream.interrupt(), { clearActive: false });
     // Before its offer a continuation has no server turn to interrupt: it ends, and the next open probes again.
     const waiting = this.#continuation;
     if (waiting && waiting.id === null) this.#end(waiting, (stream) => stream.end());
