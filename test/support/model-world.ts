@@ -1,11 +1,9 @@
-import type { ChatStatus } from "ai";
-import { httpAddressOf, messagesUrl } from "../../src/core/address";
-import type { AgentSocket, ConnectionStatus } from "../../src/core/connection";
+import { type ChatOptions, chatCells, createChatSession } from "../../src/core/chat";
+import type { AgentSocket } from "../../src/core/connection";
 import { decodeSocketFrame } from "../../src/core/frames";
-import { fetchTranscript } from "../../src/core/load";
 import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
-import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
+import { ChatSession, type SessionInternals, type SessionSettings } from "../../src/core/session";
 import { defaultSettings } from "./model-harness";
 import { SimAgent } from "../../src/testing/sim-agent";
 import type { Down } from "../../src/testing/sim-port";
@@ -98,16 +96,28 @@ const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
 let current: World | null = null;
 
 /** The socket the session is handed, as `AgentClient` looks to it: the world opens and closes it and delivers its frames. */
+/** Pages of every world so far: each page's host is its own. */
+let pagesEver = 0;
+
 class WorldSocket implements AgentSocket {
   readyState = 0;
-  /** Where the socket points: the address transcript reads go to (`httpAddressOf`). */
-  readonly _pkurl = "ws://world.test/agents/chat-agent/default";
+  /**
+   * Where the socket points: the address transcript reads go to (`httpAddressOf`). Each page of each world
+   * has a host of its own, as a reload has a fresh page: nothing a page kept in memory (a read in flight,
+   * an agent known to push its transcript) reaches the next.
+   */
+  readonly _pkurl: string;
   readonly _pk = "world";
   readonly agent = "chat-agent";
   readonly name = "default";
   readonly #listeners = new Map<string, Set<(event: MessageEvent) => void>>();
 
-  constructor(private readonly world: World) {}
+  constructor(
+    private readonly world: World,
+    page: string
+  ) {
+    this._pkurl = `ws://${page}.world.test/agents/chat-agent/default`;
+  }
 
   send(data: string): boolean {
     return this.world.clientSend(JSON.parse(data) as Record<string, unknown>);
@@ -133,23 +143,6 @@ class WorldSocket implements AgentSocket {
   }
 }
 
-function sessionCells(): SessionCells<M> & { cached: { value: boolean } } {
-  return {
-    messages: { value: [] },
-    status: { value: "ready" as ChatStatus },
-    error: { value: undefined },
-    serverStreaming: { value: false },
-    recovering: { value: false },
-    toolContinuation: { value: false },
-    connectionError: { value: null },
-    connection: { value: "connecting" as ConnectionStatus },
-    loading: { value: false },
-    runningToolCalls: { value: new Set<string>() },
-    queued: { value: [] },
-    cached: { value: false }
-  };
-}
-
 export class World implements WorldPort {
   readonly down: Down[] = [];
   readonly up: Array<{ conn: number; frame: Record<string, unknown> }> = [];
@@ -159,7 +152,7 @@ export class World implements WorldPort {
   readonly server: SimAgent;
   /** This page's socket, cells and session: a `restart` replaces them all, as a reload does. */
   socket!: WorldSocket;
-  cells!: ReturnType<typeof sessionCells>;
+  cells!: ReturnType<typeof chatCells<M>>;
   session!: ChatSession<M>;
   /** The rules' state behind the session (read only). */
   inside!: SessionInternals<M>;
@@ -306,39 +299,22 @@ export class World implements WorldPort {
   private start(seed: M[] = []): void {
     const options = this.options;
     this.pages++;
-    this.socket = new WorldSocket(this);
-    this.cells = sessionCells();
+    this.socket = new WorldSocket(this, `page${++pagesEver}`);
+    this.cells = chatCells<M>(<T>(value: T) => ({ value }));
     this.lastRead = null;
     this.readingFirst = false;
     const socket = this.socket;
-    const label = `${socket.agent}/${socket.name}`;
-    // The readers `useAgentChat` builds for a socket it owns: the default `/get-messages` read through `fetch`.
-    // A read-back that did not reach the agent fails (it is made again); a first load without `persist` reads as empty.
-    const reader = (first: boolean) => () => {
-      this.readingFirst = first;
-      const address = httpAddressOf(socket);
-      return address ? fetchTranscript<M>(messagesUrl(address), {}, label, options.persist || !first ? unreachable : undefined) : Promise.resolve([]);
-    };
     // A reload runs the app's module again: `indexedDBPersistence()` is created anew over the same storage.
     const persist = options.persist ? this.watchQueued(createChatPersistence(this.store.handle())) : undefined;
-    this.session = new ChatSession<M>({
-      socket,
-      ownsSocket: true,
-      chatId: `${socket.agent}/${socket.name}|world`,
-      label,
-      cells: this.cells,
-      settings: () => this.settings,
-      chatInit: { generateId: () => this.newId("g") },
-      throttleMs: 50,
-      initialMessages: seed,
-      loadOnOpen: options.load ? reader(true) : undefined,
-      readStored: reader(false),
-      agentKey: `world-${options.seed}`,
-      canRead: () => httpAddressOf(socket) !== null,
-      partyKey: () => socket._pk,
-      persist,
-      persistKey: PERSIST_KEY
-    });
+    // The chat as an app that owns its socket makes it: the default `/get-messages` reads through `fetch`.
+    const chat: ChatOptions<M> = { generateId: () => this.newId("g"), initialMessages: options.load ? undefined : seed, persist };
+    const target = { socket, owns: true, agent: socket.agent, name: socket.name, label: `${socket.agent}/${socket.name}`, key: PERSIST_KEY };
+    this.session = createChatSession<M>(chat, target, this.cells, this.settings, (config) => ({
+      ...config,
+      // The world names each read: the first load, or a read-back.
+      loadOnOpen: config.loadOnOpen && (() => ((this.readingFirst = true), config.loadOnOpen!())),
+      readStored: config.readStored && (() => ((this.readingFirst = false), config.readStored!()))
+    }));
     this.inside = ChatSession.inspect(this.session);
     // The world names each read the session makes by the record the rules keep of it.
     const base = this.inside.model.base;
@@ -858,10 +834,6 @@ function carries(frame: Record<string, unknown>, id: string): boolean {
   return frame.type === "cf_agent_use_chat_request" && String((frame.init as { body?: unknown } | undefined)?.body ?? "").includes(`"id":"${id}"`);
 }
 
-/** What `useAgentChat` hands `fetchTranscript` for read-backs, and with `persist` for the first load: a read that did not reach the agent fails (it is made again; the cached copy stays). */
-function unreachable(why: string): never {
-  throw new Error(`the agent did not answer (${why})`);
-}
 
 const textOf = (message: M) =>
   message.parts

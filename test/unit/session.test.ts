@@ -1,7 +1,8 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ChatSession, type SessionSettings } from "../../src/core/session";
-import { nodeSession } from "../support/session-cells";
+import type { ChatOptions } from "../../src/core/chat";
+import type { ChatSession } from "../../src/core/session";
+import { nodeSession } from "../support/node-session";
 import { type FakeSocket, textReply } from "../support/fake-socket";
 
 /**
@@ -15,7 +16,7 @@ afterEach(() => {
   for (const session of sessions.splice(0)) session.dispose();
 });
 
-function start(stored: () => UIMessage[] = () => [], settings: Partial<SessionSettings<UIMessage>> = {}) {
+function start(stored: () => UIMessage[] = () => [], settings: ChatOptions<UIMessage> = {}) {
   const started = nodeSession(stored, settings);
   sessions.push(started.session);
   return started;
