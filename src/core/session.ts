@@ -5,14 +5,13 @@ import { type ChatFrame, decodeSocketFrame } from "./frames";
 import { ChatModel, type Effect, type View } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
-import { cancelHandshake, handshakeStarted, handshakeTimedOut, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
+import { cancelHandshake, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
 import { requestBody } from "./requests";
-import { Resumes, probeIds } from "./resumes";
 import { TranscriptReads } from "./reads";
-import { TurnTransport } from "./turn-transport";
+import { TurnTransport, probeIds } from "./turn-transport";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
@@ -49,8 +48,6 @@ export class ChatSession<M extends UIMessage> {
   readonly #config: SessionConfig<M>;
   readonly #reads: TranscriptReads<M>;
   #disposed = false;
-  /** The AI SDK resumes: the reconnect probe, `resumeStream()`, the tool continuation. */
-  readonly #resumes: Resumes<M>;
   #lastStatus: ChatStatus = "ready";
   #reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
@@ -76,31 +73,20 @@ export class ChatSession<M extends UIMessage> {
       open: () => this.#model.dispatch(() => this.#onSocketOpen()),
       close: (_event, interrupts) => this.#model.dispatch(() => this.#onSocketClose(interrupts))
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
+    const session = this;
     this.#transport = new TurnTransport<M>({
-      send: (data) => config.socket.send(data),
-      prepareBody: (request) => this.#prepareBody(request),
-      requestGoesOut: (id, sentId) => this.#model.dispatch(() => requestWentOut(this.#model, id, sentId)),
-      buffered: (messageId) => this.#model.intents.buffered.add(messageId),
-      startHandshake: (probeId, continuation) => this.#model.dispatch(() => handshakeStarted(this.#model, probeId, continuation)),
-      timedOut: (probeId) => this.#model.dispatch(() => handshakeTimedOut(this.#model, probeId)),
-      handshakeDropped: () => (this.#model.handshake = null),
-      get turns() {
-        return model().turns;
+      get model() {
+        return session.#model;
       },
-      cancelOnClientAbort: () => this.#settings.cancelOnClientAbort
-    });
-    const model = () => this.#model;
-    this.#model = new ChatModel(this.#state, this.#view(), (effect) => this.#perform(effect), config.chatInit.generateId ?? generateId);
-    this.#model.base.hold(config.initialMessages);
-    this.#resumes = new Resumes<M>({
-      model: this.#model,
       state: this.#state,
       chat: () => this.chat,
-      settings: () => this.#settings,
-      expectContinuation: () => this.#transport.expectToolContinuation(),
+      send: (data) => config.socket.send(data),
+      prepareBody: (request) => this.#prepareBody(request),
       reconcile: () => this.#scheduleReconcile(),
       disposed: () => this.#disposed
     });
+    this.#model = new ChatModel(this.#state, this.#view(), (effect) => this.#perform(effect), config.chatInit.generateId ?? generateId);
+    this.#model.base.hold(config.initialMessages);
     const placement = this.#model.placement;
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
@@ -120,7 +106,7 @@ export class ChatSession<M extends UIMessage> {
     });
     this.tools = new ToolActions<M>(this.#model, {
       chat: this.chat,
-      requestContinuation: () => this.#resumes.requestContinuation(),
+      requestContinuation: () => this.#transport.requestContinuation(),
       resubmit: () => void this.sendMessage(),
       invalidate: (id) => this.#state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
       publishRunning: (running) => (cells.runningToolCalls.value = running),
@@ -137,7 +123,7 @@ export class ChatSession<M extends UIMessage> {
         state: this.#state,
         chat: () => this.chat,
         endProbeHold: () => {
-          this.#resumes.forgetError();
+          this.#transport.forgetError();
           this.#model.dispatch(() => cancelHandshake(this.#model));
         },
         reconcile: () => this.#scheduleReconcile(),
@@ -160,7 +146,7 @@ export class ChatSession<M extends UIMessage> {
       model: session.#model,
       transport: session.#transport,
       get resuming() {
-        return session.#resumes.running;
+        return session.#transport.resuming;
       }
     };
   }
@@ -180,7 +166,7 @@ export class ChatSession<M extends UIMessage> {
       settings: () => this.#settings,
       status: () => this.#state.status,
       loading: () => this.#config.cells.loading.value,
-      resuming: () => this.#resumes.running,
+      resuming: () => this.#transport.resuming,
       canRead: (always) => this.#reads.canRead(always)
     };
   }
@@ -215,8 +201,6 @@ export class ChatSession<M extends UIMessage> {
       case "call":
         return callUser(effect.name, effect.run);
       case "handshake":
-        // A stream the resume attached to: the error it started from no longer applies.
-        if (effect.answer.kind === "offer") this.#resumes.forgetError();
         return this.#transport.answer(effect.answer);
       case "let-go-resumes":
         return this.#transport.letGo();
@@ -234,7 +218,7 @@ export class ChatSession<M extends UIMessage> {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
       if (this.#settings.resume) void this.resumeStream().catch(() => {});
       this.#reads.firstOpen(this.#openedBeforeChat);
-    } else if (edge) this.#resumes.probeAfterReconnect();
+    } else if (edge) this.#transport.probeAfterReconnect();
     this.#reads.afterOpen(edge === "reconnect-and-read");
     this.#scheduleReconcile();
   }
@@ -330,7 +314,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
-    return this.#resumes.resume(options);
+    return this.#transport.resume(options);
   }
 
   // ─── Requests ─────────────────────────────────────────────────────
@@ -370,7 +354,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the error and returns to `ready`; a resume still running no longer puts the error back. */
   clearError(): void {
-    this.#resumes.forgetError();
+    this.#transport.forgetError();
     this.chat.clearError();
   }
 
@@ -447,8 +431,8 @@ export class ChatSession<M extends UIMessage> {
       for (const event of events) callUser("onTurnEnd", () => this.#settings.onTurnEnd?.(event));
     }
     if (status === "error" && m.continuation.kind === "scheduled") m.continuation = { kind: "idle" };
-    else this.#resumes.launchContinuation();
-    this.#resumes.probeAfterReconnect();
+    else this.#transport.launchContinuation();
+    this.#transport.probeAfterReconnect();
     if (settledChat) {
       if (!m.observed.active) removeEmptyReplies(m);
       if (!this.#config.cells.serverStreaming.value && !m.turns.holdsTools) this.tools.runPending();
@@ -459,7 +443,7 @@ export class ChatSession<M extends UIMessage> {
     // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
     // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
     const cut = status === "error" && m.turns.isCut(this.#state.error);
-    if (cut && !this.#settings.resume && m.link.open && !this.#resumes.running) {
+    if (cut && !this.#settings.resume && m.link.open && !this.#transport.resuming) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
         m.turns.cutError = undefined;
         this.chat.clearError();
@@ -467,7 +451,7 @@ export class ChatSession<M extends UIMessage> {
     }
     if (settledChat) {
       m.tools.prune(this.#state.messages);
-      if (!this.#resumes.running && m.continuation.kind !== "scheduled") m.placement.pin = null;
+      if (!this.#transport.resuming && m.continuation.kind !== "scheduled") m.placement.pin = null;
       // What the server's transcript says, once it is in and no reply streams: the copy the next page starts from.
       if (!m.cached && !this.#config.cells.loading.value && !this.#config.cells.serverStreaming.value) this.#outbox.store?.transcript([...this.#state.messages]);
     }
@@ -498,8 +482,7 @@ export class ChatSession<M extends UIMessage> {
     this.#disposed = true;
     void this.chat.stop().catch(() => {});
     this.#model.handshake = null;
-    this.#transport.letGo();
-    this.#resumes.dispose();
+    this.#transport.dispose();
     this.#reads.dispose();
     this.#state.dispose();
     this.#bridge.dispose();

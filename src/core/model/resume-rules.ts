@@ -36,6 +36,11 @@ export function cancelHandshake<M extends UIMessage>(m: ChatModel<M>): void {
   if (m.handshake) answerHandshake(m, { kind: "none" });
 }
 
+/** Rule (a dropped handshake waits no more): the AI SDK let go of the waiting handshake (its continuation stopped or cut before the offer). */
+export function handshakeDropped<M extends UIMessage>(m: ChatModel<M>): void {
+  m.handshake = null;
+}
+
 /** Rule (an obsolete resume lets go): every resume of this chat lets go locally; the server turns run on. */
 export function letGoResumes<M extends UIMessage>(m: ChatModel<M>): void {
   m.handshake = null;
