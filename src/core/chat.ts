@@ -111,72 +111,33 @@ export interface ChatTarget {
 /** Milliseconds between message publications while a reply streams, unless `throttle` says otherwise. */
 export const DEFAULT_THROTTLE_MS = 50;
 
+/** The options a session reads whose default is a value. */
+const DEFAULTS: Partial<Record<keyof SessionSettings<UIMessage>, unknown>> = {
+  resume: true,
+  cancelOnClientAbort: false,
+  autoContinueAfterToolResult: true,
+  autoSendAfterAllConfirmationsResolved: true,
+  syncMessagesToServer: true,
+  resyncOnReconnect: true,
+  sendOnlyNewMessages: false,
+  experimental_automaticToolResolution: false,
+  mergeMessages: mergeStoredWins
+};
+
 /**
- * The settings a session reads, at their defaults. One object whose getters
- * read `options` whenever the session asks, so callbacks and flags can
- * change; the hot path pays a property read. `body` reads the request body
- * at send time (absent: none).
+ * The settings a session reads, at their defaults, read from `options`
+ * whenever the session asks, so callbacks and flags can change. `body`
+ * reads the request body at send time (absent: none).
  */
 export function chatSettings<M extends UIMessage>(options: ChatOptions<M>, body?: () => BodySource | undefined): SessionSettings<M> {
-  return {
-    get resume() {
-      return options.resume ?? true;
-    },
-    get cancelOnClientAbort() {
-      return options.cancelOnClientAbort ?? false;
-    },
-    get autoContinueAfterToolResult() {
-      return options.autoContinueAfterToolResult ?? true;
-    },
-    get autoSendAfterAllConfirmationsResolved() {
-      return options.autoSendAfterAllConfirmationsResolved ?? true;
-    },
-    get syncMessagesToServer() {
-      return options.syncMessagesToServer ?? true;
-    },
-    get resyncOnReconnect() {
-      return options.resyncOnReconnect ?? true;
-    },
-    get sendOnlyNewMessages() {
-      return options.sendOnlyNewMessages ?? false;
-    },
-    get mergeMessages() {
-      return options.mergeMessages ?? mergeStoredWins;
-    },
-    get body() {
-      return body?.();
-    },
-    get prepareSendMessagesRequest() {
-      return options.prepareSendMessagesRequest;
-    },
-    get tools() {
-      return options.tools;
-    },
-    get toolsRequiringConfirmation() {
-      return options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);
-    },
-    get automaticToolResolution() {
-      return options.experimental_automaticToolResolution ?? false;
-    },
-    get onToolCall() {
-      return options.onToolCall;
-    },
-    get onTurnEnd() {
-      return options.onTurnEnd;
-    },
-    get onData() {
-      return options.onData;
-    },
-    get onError() {
-      return options.onError;
-    },
-    get onFinish() {
-      return options.onFinish;
-    },
-    get onFrame() {
-      return options.onFrame;
-    }
-  };
+  return new Proxy({} as SessionSettings<M>, {
+    get: (_, key: keyof SessionSettings<M>) =>
+      key === "body"
+        ? body?.()
+        : key === "toolsRequiringConfirmation"
+          ? (options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools))
+          : ((options as Record<string, unknown>)[key] ?? DEFAULTS[key])
+  });
 }
 
 /** The cells a chat publishes into, made with `cell`: Vue's `shallowRef` in the composable, a plain `{ value }` elsewhere. */

@@ -96,8 +96,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
   deliver(frame: ResponseFrame): void {
     const followed = this.#followed.get(frame.id);
     if (!followed) return;
-    const applied = this.#model.turns.applied;
-    if (frame.error || frame.done) applied.forget(frame.id);
+    if (frame.error || frame.done) this.#model.turns.at(frame.id).applied = null;
     if (frame.error) return this.#end(followed, (stream) => stream.fail(frame.body || "Stream error"));
     if (followed.kind === "request" || !this.#droppedAsApplied(followed, frame)) followed.stream.push(frame);
     if (frame.done) this.#end(followed, (stream) => stream.end());
@@ -120,9 +119,9 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
    * next new chunk, so its deltas have a part to land in.
    */
   #droppedAsApplied(followed: Followed, frame: ResponseFrame): boolean {
-    const applied = this.#model.turns.applied;
+    const turns = this.#model.turns;
     const open = (followed.reopen ??= new Map());
-    if (applied.isAppliedReplay(frame.id, frame)) {
+    if (turns.isAppliedReplay(frame)) {
       const chunk = chunkOf(frame) as { type?: string; id?: string; toolCallId?: string } | undefined;
       const type = chunk?.type ?? "";
       const key = type.startsWith("tool-input") ? `tool:${chunk!.toolCallId}` : `${type.replace(/-(start|end)$/, "")}:${chunk!.id}`;
@@ -131,7 +130,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
       if (frame.replayComplete) followed.stream.flush();
       return true;
     }
-    applied.record(frame.id, frame.seq);
+    turns.recordApplied(frame.id, frame.seq);
     if (open.size > 0 && frame.body.trim()) {
       for (const chunk of open.values()) followed.stream.enqueue(chunk);
       open.clear();

@@ -40,7 +40,7 @@ export function defaultSettings<M extends UIMessage = UIMessage>(overrides: Part
     sendOnlyNewMessages: false,
     mergeMessages: mergeStoredWins,
     toolsRequiringConfirmation: [],
-    automaticToolResolution: false,
+    experimental_automaticToolResolution: false,
     ...overrides
   };
 }

@@ -159,7 +159,7 @@ function resetForReplay<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFra
 
 /** Rule (a request nobody here watches ended, e.g. a send the server skipped): only the books close. */
 function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  m.turns.applied.forget(id);
+  m.turns.at(id).applied = null;
   if (m.turns.active === id) m.turns.active = null;
   m.turns.unwatchedEnded(id);
 }
@@ -185,8 +185,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
     if (ownContinuation) m.continuation = idle;
     return;
   }
-  const ledger = m.turns.applied;
-  const appliedReplay = ledger.isAppliedReplay(id, frame);
+  const appliedReplay = m.turns.isAppliedReplay(frame);
   let chunk: unknown;
   if (frame.body.trim()) {
     chunk = chunkOf(frame);
@@ -208,7 +207,7 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
   }
   // A replayed `start` still re-seeds the message, which holds the applied chunks.
   const alreadyApplied = appliedReplay && !(isRecord(chunk) && chunk.type === "start");
-  if (!frame.done && !alreadyApplied) ledger.record(id, frame.seq);
+  if (!frame.done && !alreadyApplied) m.turns.recordApplied(id, frame.seq);
   observeChunk(m, frame, alreadyApplied ? undefined : chunk);
   if (frame.done && ownContinuation) m.continuation = idle;
 }

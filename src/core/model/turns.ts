@@ -54,6 +54,12 @@ export interface Turn {
   unreplayed: boolean;
   /** The highest `seq` its resumed stream delivered since the ACK (null: none): a replay's repeats go. */
   delivered: number | null;
+  /**
+   * Rule (applied continuation chunks, #1951): the highest continuation chunk (`seq`) applied here, by the AI
+   * SDK's stream or the observer (null: none). A continuation extends a reply this client may have rendered
+   * live, and a replay after a reconnect sends its whole buffer again: what it applied already is dropped.
+   */
+  applied: number | null;
   /** Text parts its continuation stream opened here (rule: recovered text part). */
   opened: Set<string> | null;
   /** The reply the AI SDK streams it into here: named by its `start`, or appended without one (`unnamed`: the server stores it under an id of its own). */
@@ -95,6 +101,7 @@ const fresh = (): Turn => ({
   rebuilds: false,
   unreplayed: false,
   delivered: null,
+  applied: null,
   opened: null,
   reply: null,
   named: null,
@@ -111,48 +118,11 @@ export const runsLive = (frame: ResponseFrame): boolean =>
   !frame.replay && frame.outcome !== "skipped" && (frame.done || frame.error || frame.body.trim() !== "");
 
 /**
- * Rule (applied continuation chunks, #1951): a continuation extends a reply this client may have rendered live,
- * and a replay after a reconnect sends its whole buffer again. Each chunk carries its index (`seq`), so the
- * highest one applied here, per request, tells the replayed chunks already applied, whether the AI SDK's stream
- * or the observer applied them.
- */
-export class AppliedChunks {
-  readonly #applied = new Map<string, number>();
-
-  record(id: string, seq: number | undefined): void {
-    if (seq === undefined) return;
-    const highest = Math.max(seq, this.#applied.get(id) ?? -1);
-    this.#applied.delete(id);
-    this.#applied.set(id, highest);
-    forgetOldest(this.#applied);
-  }
-
-  /** Whether `frame` replays a continuation chunk applied here already. */
-  isAppliedReplay(id: string, frame: { replay?: boolean; continuation?: boolean; seq?: number }): boolean {
-    return frame.replay === true && frame.continuation === true && frame.seq !== undefined && frame.seq <= (this.#applied.get(id) ?? -1);
-  }
-
-  has(id: string): boolean {
-    return this.#applied.has(id);
-  }
-
-  forget(id: string): void {
-    this.#applied.delete(id);
-  }
-
-  clear(): void {
-    this.#applied.clear();
-  }
-}
-
-/**
  * Every turn this client knows, and the rules that move them. Message ids
  * kept here are the replies a turn's end left to settle.
  */
 export class Turns {
   readonly #turns = new Map<string, Turn>();
-  /** Continuation chunks applied here (#1951). */
-  readonly applied = new AppliedChunks();
   /** The server turn this client last attached to or watches whose end has not come: what `stop()` cancels. */
   active: string | null = null;
   /** The error the chat reported while the socket was down: the close's, not the server's (rule: a cut is not a failure). */
@@ -390,6 +360,18 @@ export class Turns {
     return false;
   }
 
+  /** Rule (applied continuation chunks): a chunk of `id` with `seq` was applied here. */
+  recordApplied(id: string, seq: number | undefined): void {
+    const turn = this.at(id);
+    if (seq !== undefined) turn.applied = Math.max(seq, turn.applied ?? -1);
+  }
+
+  /** Rule (applied continuation chunks): whether `frame` replays a continuation chunk applied here already. */
+  isAppliedReplay(frame: ResponseFrame): boolean {
+    const applied = this.#turns.get(frame.id)?.applied;
+    return frame.replay && frame.continuation && frame.seq !== undefined && applied != null && frame.seq <= applied;
+  }
+
   /** A replayed chunk of `id` came: what ran while this client could not watch is on screen. */
   replayed(id: string): void {
     this.at(id).unreplayed = false;
@@ -518,6 +500,5 @@ export class Turns {
     this.unsequenced.clear();
     this.deferredEnds = [];
     this.heldTurn = this.recoveringTurn = null;
-    this.applied.clear();
   }
 }

@@ -119,10 +119,10 @@ describe("response rules", () => {
 
     it("Rule (a request nobody here watches ended): only the books close", () => {
       const { m } = makeModel({ messages: [user("u1")] });
-      m.turns.applied.record("x", 2);
+      m.turns.recordApplied("x", 2);
       m.turns.active = "x";
       onResponse(m, response("x", { done: true, outcome: "skipped" }));
-      expect([idsOf(m.messages), m.turns.applied.has("x"), m.turns.active]).toEqual([["u1"], false, null]);
+      expect([idsOf(m.messages), m.turns.get("x")?.applied, m.turns.active]).toEqual([["u1"], null, null]);
     });
 
     it("an error frame ends the observed turn", () => {
@@ -138,7 +138,7 @@ describe("response rules", () => {
       expect(m.observed.active).toBe(false);
       const onData = vi.fn();
       const watching = makeModel({ messages: [user("u1")], settings: { onData } });
-      watching.m.turns.applied.record("x", 1);
+      watching.m.turns.recordApplied("x", 1);
       watching.m.observed.begin("x", true);
       onResponse(watching.m, response("x", { chunk: { type: "data-a", data: 1 }, replay: true, continuation: true, seq: 1 }));
       onResponse(watching.m, response("x", { chunk: { type: "data-a", data: 2 }, replay: true, continuation: true, seq: 2 }));

@@ -109,11 +109,11 @@ describe("transcript rules", () => {
       m.intents.queued.push(entry);
       m.observed.begin("r", false);
       m.turns.heldTurn = "h";
-      m.turns.applied.record("r", 3);
+      m.turns.recordApplied("r", 3);
       m.continuation = requested(m.continuation);
       expect(receivedClear(m)).toEqual([entry]);
       expect(m.messages).toEqual([]);
-      expect([m.observed.active, m.turns.heldTurn, m.continuation.kind, m.turns.applied.has("r")]).toEqual([false, null, "idle", false]);
+      expect([m.observed.active, m.turns.heldTurn, m.continuation.kind, m.turns.get("r")?.applied]).toEqual([false, null, "idle", null]);
       expect(io.reads).toMatchObject([{ always: true, attempt: 1 }]);
       expect(io.flagsValue).toMatchObject({ serverStreaming: false, recovering: false, toolContinuation: false });
     });
