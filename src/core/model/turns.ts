@@ -204,11 +204,6 @@ export class Turns {
     }
   }
 
-  /** Whether this client stopped `id`. */
-  isStopped(id: string): boolean {
-    return this.#turns.get(id)?.follow.kind === "stopped";
-  }
-
   /** A request of this client's that runs: the AI SDK renders it (sent, neither ended nor stopped). */
   isRunning(id: string): boolean {
     return this.#turns.get(id)?.follow.kind === "chat";
@@ -285,11 +280,6 @@ export class Turns {
     const turn = this.at(id);
     turn.replay = { kind: "self" };
     turn.unreplayed = true;
-  }
-
-  /** Whether this client ACKed `id` itself on this socket. */
-  ackedHere(id: string): boolean {
-    return this.#turns.get(id)?.replay.kind === "self";
   }
 
   /** Rule (the observer's books close): an unwatched turn's end: nothing of it is ACKed here any more. */

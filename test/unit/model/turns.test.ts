@@ -244,11 +244,11 @@ describe("Turns", () => {
       turns.followed("r", "request");
       expect([turns.isLocal("r"), turns.isRunning("r"), turns.active]).toEqual([true, true, "r"]);
       turns.stopping(turns.local);
-      expect([turns.isLocal("r"), turns.isRunning("r"), turns.isStopped("r")]).toEqual([true, false, true]);
+      expect([turns.isLocal("r"), turns.isRunning("r"), (turns.get("r")!.follow.kind === "stopped")]).toEqual([true, false, true]);
       turns.ownEnded("r");
-      expect([turns.isLocal("r"), turns.isStopped("r"), turns.active]).toEqual([false, true, null]);
+      expect([turns.isLocal("r"), (turns.get("r")!.follow.kind === "stopped"), turns.active]).toEqual([false, true, null]);
       expect(turns.readBackAtEnd(response("r", { done: true }), 0)).toBe("resync");
-      expect(turns.isStopped("r")).toBe(false);
+      expect((turns.get("r")!.follow.kind === "stopped")).toBe(false);
     });
 
     it("a continuation is followed but is not the turn a stop cancels; a stream let go with a cancel is stopped", () => {
