@@ -95,6 +95,32 @@ export function brokenLinks(dist: string): { checked: number; broken: string[] }
   return { checked, broken };
 }
 
+/**
+ * The README's links: into the site (`./docs/<page>.md#anchor`, checked
+ * against the built page and its ids) or to files of the repository.
+ */
+export function brokenReadmeLinks(root: string, dist: string): { checked: number; broken: string[] } {
+  const broken: string[] = [];
+  let checked = 0;
+  const readme = readFileSync(join(root, "README.md"), "utf8").replace(/^```[\s\S]*?^```$/gm, "");
+  for (const match of readme.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const href = match[1]!;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue;
+    checked++;
+    const [path = "", anchor] = href.split("#");
+    if (!existsSync(join(root, path))) {
+      broken.push(`README.md → ${href} (no such file)`);
+      continue;
+    }
+    const page = /^\.?\/?docs\/(.+)\.md$/.exec(path)?.[1];
+    if (!page) continue;
+    const built = fileFor(dist, `/${page}.html`);
+    if (!built) broken.push(`README.md → ${href} (the site has no page for it)`);
+    else if (anchor && !idsOf(built).has(decodeURIComponent(anchor))) broken.push(`README.md → ${href} (no #${anchor} on that page)`);
+  }
+  return { checked, broken };
+}
+
 // ── The site, served from disk ──
 
 const TYPES: Record<string, string> = {
@@ -230,6 +256,11 @@ async function main(): Promise<void> {
     const { checked, broken } = brokenLinks(DIST);
     if (broken.length > 0) throw new Error(`${broken.length} broken link(s):\n    ${broken.join("\n    ")}`);
     console.log(`    ${checked} internal links on ${htmlFiles(DIST).length} pages`);
+  });
+  await step("every link of the README resolves (into the site, or to a file)", async () => {
+    const { checked, broken } = brokenReadmeLinks(ROOT, DIST);
+    if (broken.length > 0) throw new Error(`${broken.length} broken link(s):\n    ${broken.join("\n    ")}`);
+    console.log(`    ${checked} links`);
   });
   const { origin, server } = await serve(DIST);
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, timeout: 60_000 });

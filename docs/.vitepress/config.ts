@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitepress";
+import { apiReference } from "./api.ts";
 
 const source = (path: string) => fileURLToPath(new URL(`../../src/${path}`, import.meta.url));
 
@@ -8,6 +9,7 @@ const guides = [
   { text: "Streaming and stop", link: "/guide/streaming" },
   { text: "Tools and approvals", link: "/guide/tools" },
   { text: "Many tabs and reconnects", link: "/guide/reconnects" },
+  { text: "Frames of your own", link: "/guide/frames" },
   { text: "Exact sync", link: "/guide/exact-sync" },
   { text: "Requests that stay small", link: "/guide/small-requests" },
   { text: "Surviving a reload (persist)", link: "/guide/persist" },
@@ -64,6 +66,10 @@ export default defineConfig({
   // Light and dark, following the system until the reader picks one.
   appearance: true,
   lastUpdated: false,
+  markdown: {
+    // The API reference: declarations and doc comments under each export's heading (see ./api.ts).
+    config: (md) => apiReference(md)
+  },
   themeConfig: {
     nav: [
       { text: "Guide", link: "/guide/getting-started", activeMatch: "^/guide/" },
