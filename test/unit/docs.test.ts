@@ -81,9 +81,19 @@ function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
 }
 
 describe("the reference tables", () => {
+  it("useAgentChat's Options tables (current, then deprecated and ignored) list exactly the members of UseAgentChatOptions", () => {
+    const page = "docs/api/use-agent-chat.md";
+    const names = [...tableNames(page, "## Options"), ...tableNames(page, "### Deprecated and ignored options")];
+    expect(names.toSorted()).toEqual(propertiesOf("UseAgentChatOptions").toSorted());
+  }, 60_000);
+
+  it("useAgentChat's Returns tables (current, then deprecated) list exactly the members of UseAgentChatReturn", () => {
+    const page = "docs/api/use-agent-chat.md";
+    const names = [...tableNames(page, "## Returns"), ...tableNames(page, "### Deprecated")];
+    expect(names.toSorted()).toEqual(propertiesOf("UseAgentChatReturn").toSorted());
+  }, 60_000);
+
   it.each([
-    ["docs/api/use-agent-chat.md", "## Options", "UseAgentChatOptions", "src/index.ts"],
-    ["docs/api/use-agent-chat.md", "## Returns", "UseAgentChatReturn", "src/index.ts"],
     ["docs/api/use-agent.md", "## Options", "UseAgentOptions", "src/index.ts"],
     ["docs/api/use-agent.md", "## Returns", "UseAgentReturn", "src/index.ts"],
     ["docs/api/use-agent-tool-events.md", "## Options", "UseAgentToolEventsOptions", "src/index.ts"],
