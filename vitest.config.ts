@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import vue from "@vitejs/plugin-vue";
 import { defineConfig } from "vitest/config";
 import { browserProject as browser } from "./test/support/browser-project.ts";
@@ -25,6 +26,8 @@ export default defineConfig({
       },
       {
         plugins: [vue()],
+        // The documented examples (test/fixtures/docs) import the package by its name.
+        resolve: { alias: [{ find: /^agents-vue$/, replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)) }] },
         test: { name: "browser", include: ["test/browser/**/*.test.ts"], browser: browser() }
       },
       {

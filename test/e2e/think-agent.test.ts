@@ -274,7 +274,7 @@ describe("Think: reload, socket drop, regenerate, clear", () => {
     const found: unknown = await agent.result.call("getResponseVersions", [question.id]);
     const versions = found as UIMessage[];
     expect(versions.map((version) => version.id).toSorted()).toEqual([oldReply.id, current.id].toSorted());
-    // The README's recipe: show another branch with setMessages; on Think it changes this screen only.
+    // The Think guide's recipe (docs/guide/think.md): show another branch with setMessages; on Think it changes this screen only.
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     chat.setMessages([question, versions.find((version) => version.id === oldReply.id)!]);
     expect(chat.messages.value.map((message) => message.id)).toEqual([question.id, oldReply.id]);

@@ -62,7 +62,7 @@ describe("a message the server refused leaves the screen (issue 21, 3)", () => {
     void chat.sendMessage({ text: "refused" });
     await vi.waitFor(() => expect(ends.length).toBeGreaterThanOrEqual(2), { timeout: 15_000 });
     await whenSettled(chat);
-    // @cloudflare/ai-chat before 0.12.2 names no outcome (README, Supported versions): a refusal
+    // @cloudflare/ai-chat before 0.12.2 names no outcome (docs/versions.md): a refusal
     // cannot be told from a reply, so the message stays on screen.
     const older = olderServer(ends);
     expect(ends.map((event) => event.outcome).includes("skipped")).toBe(!older);

@@ -3,7 +3,7 @@ import { useAgent, useAgentChat } from "../../src";
 import { agentHost, uniqueName } from "../support/e2e";
 import { mountComposable } from "../support/mount";
 
-/** The class name in the README's Usage snippet; the fixture worker has no such agent. */
+/** The class name in Getting started's first chat (docs/guide/getting-started.md); the fixture worker has no such agent. */
 const MISSING = "MyAgent";
 
 describe("an agent name the worker does not know (issue 31, 5)", () => {

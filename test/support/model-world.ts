@@ -635,7 +635,7 @@ export class World implements WorldPort {
    * store loses the writes that had not committed (but a prefix `keep`
    * picks), and a fresh page's session starts from what the store holds.
    *
-   * What the client promises across it (README, "persist: surviving a
+   * What the client promises across it (docs/guide/persist.md, "Surviving a
    * reload"): a send that waited in the outbox is kept from the moment its
    * write commits until its request went out and ended, and the next page
    * delivers it exactly once. Not promised, so excused here: a queued send

@@ -1,22 +1,39 @@
 /**
- * The README is part of the API: every option and return value of each
- * composable is in its tables (and nothing else is), and every code block in
- * it typechecks against the library's source.
+ * The documentation is part of the API. The site (docs/) and the README:
+ * - the option and return tables of each composable list exactly its members;
+ * - the API reference gives every export of every package entry a heading of
+ *   its own, and names nothing the entry does not export;
+ * - every code block typechecks against the library's source;
+ * - the README's example and the first chat of Getting started are the
+ *   components `test/browser/docs-examples.test.ts` runs;
+ * - the README stays a front door: at most 200 lines.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../..");
-const readme = readFileSync(join(root, "README.md"), "utf8");
+const docsDir = join(root, "docs");
+const read = (path: string) => readFileSync(join(root, path), "utf8");
 
-/** The backticked names in the first column of the table under `heading` (up to the next heading). */
-function tableNames(heading: string): string[] {
-  const start = readme.indexOf(`\n${heading}\n`);
-  expect(start, `README has a "${heading}" section`).toBeGreaterThan(-1);
-  const section = readme.slice(start + heading.length + 2);
+/** Every markdown page of the site (not its build output). */
+function pages(dir = docsDir): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === ".vitepress" || name === "node_modules") return [];
+    if (statSync(path).isDirectory()) return pages(path);
+    return name.endsWith(".md") ? [relative(root, path)] : [];
+  });
+}
+
+/** The backticked names in the first column of the first table under the heading line `heading` of `page`. */
+function tableNames(page: string, heading: string): string[] {
+  const markdown = read(page);
+  const start = markdown.indexOf(`\n${heading}\n`);
+  expect(start, `${page} has a "${heading}" heading`).toBeGreaterThan(-1);
+  const section = markdown.slice(start + heading.length + 2);
   const end = section.search(/\n#{2,3} /);
   const names: string[] = [];
   for (const line of (end >= 0 ? section.slice(0, end) : section).split("\n")) {
@@ -29,8 +46,7 @@ function tableNames(heading: string): string[] {
 
 const programs = new Map<string, ts.Program>();
 
-/** The property names of an interface an entry of the library exports, inherited ones included. */
-function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
+function programFor(entryFile: string): ts.Program {
   let program = programs.get(entryFile);
   program ??= ts.createProgram([join(root, entryFile)], {
     strict: true,
@@ -42,6 +58,20 @@ function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
     noEmit: true
   });
   programs.set(entryFile, program);
+  return program;
+}
+
+/** The names an entry of the library exports. */
+function exportNames(entryFile: string): string[] {
+  const program = programFor(entryFile);
+  const checker = program.getTypeChecker();
+  const entry = program.getSourceFile(join(root, entryFile))!;
+  return checker.getExportsOfModule(checker.getSymbolAtLocation(entry)!).map((symbol) => symbol.name);
+}
+
+/** The property names of an interface an entry of the library exports, inherited ones included. */
+function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
+  const program = programFor(entryFile);
   const checker = program.getTypeChecker();
   const entry = program.getSourceFile(join(root, entryFile))!;
   const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(entry)!).find((s) => s.name === typeName);
@@ -50,27 +80,91 @@ function propertiesOf(typeName: string, entryFile = "src/index.ts"): string[] {
   return checker.getPropertiesOfType(type).map((property) => property.name);
 }
 
-describe("README tables", () => {
-  it("the Options table lists exactly the options of useAgentChat", () => {
-    expect(tableNames("## Options").toSorted()).toEqual(propertiesOf("UseAgentChatOptions").toSorted());
+describe("the reference tables", () => {
+  it("useAgentChat's Options tables (current, then deprecated and ignored) list exactly the members of UseAgentChatOptions", () => {
+    const page = "docs/api/use-agent-chat.md";
+    const names = [...tableNames(page, "## Options"), ...tableNames(page, "### Deprecated and ignored options")];
+    expect(names.toSorted()).toEqual(propertiesOf("UseAgentChatOptions").toSorted());
   }, 60_000);
 
-  it("the Returns table lists exactly what useAgentChat returns", () => {
-    expect(tableNames("## Returns").toSorted()).toEqual(propertiesOf("UseAgentChatReturn").toSorted());
+  it("useAgentChat's Returns tables (current, then deprecated) list exactly the members of UseAgentChatReturn", () => {
+    const page = "docs/api/use-agent-chat.md";
+    const names = [...tableNames(page, "## Returns"), ...tableNames(page, "### Deprecated")];
+    expect(names.toSorted()).toEqual(propertiesOf("UseAgentChatReturn").toSorted());
   }, 60_000);
 
   it.each([
-    ["### useAgent options", "UseAgentOptions", "src/index.ts"],
-    ["### useAgent returns", "UseAgentReturn", "src/index.ts"],
-    ["### useAgentToolEvents options", "UseAgentToolEventsOptions", "src/index.ts"],
-    ["### useAgentToolEvents returns", "UseAgentToolEventsReturn", "src/index.ts"],
-    ["### useVoiceAgent options", "UseVoiceAgentOptions", "src/voice/index.ts"],
-    ["### useVoiceAgent returns", "UseVoiceAgentReturn", "src/voice/index.ts"],
-    ["### useVoiceInput options", "UseVoiceInputOptions", "src/voice/index.ts"],
-    ["### useVoiceInput returns", "UseVoiceInputReturn", "src/voice/index.ts"]
-  ])("%s lists exactly the members of %s", (heading, typeName, entryFile) => {
-    expect(tableNames(heading).toSorted()).toEqual(propertiesOf(typeName, entryFile).toSorted());
+    ["docs/api/use-agent.md", "## Options", "UseAgentOptions", "src/index.ts"],
+    ["docs/api/use-agent.md", "## Returns", "UseAgentReturn", "src/index.ts"],
+    ["docs/api/use-agent-tool-events.md", "## Options", "UseAgentToolEventsOptions", "src/index.ts"],
+    ["docs/api/use-agent-tool-events.md", "## Returns", "UseAgentToolEventsReturn", "src/index.ts"],
+    ["docs/api/voice.md", "### Options", "UseVoiceAgentOptions", "src/voice/index.ts"],
+    ["docs/api/voice.md", "### Returns", "UseVoiceAgentReturn", "src/voice/index.ts"],
+    ["docs/api/voice.md", "### Options {#voice-input-options}", "UseVoiceInputOptions", "src/voice/index.ts"],
+    ["docs/api/voice.md", "### Returns {#voice-input-returns}", "UseVoiceInputReturn", "src/voice/index.ts"]
+  ])("%s, %s, lists exactly the members of %s", (page, heading, typeName, entryFile) => {
+    expect(tableNames(page, heading).toSorted()).toEqual(propertiesOf(typeName, entryFile).toSorted());
   }, 60_000);
+});
+
+describe("the API reference", () => {
+  /** Per entry (the page's `entry` frontmatter), the exports its pages give a heading: `### \`name\``. */
+  function documented(): Map<string, string[]> {
+    const byEntry = new Map<string, string[]>();
+    for (const page of pages(join(docsDir, "api"))) {
+      const markdown = read(page);
+      const entry = /^---\n[\s\S]*?^entry: (\S+)$[\s\S]*?^---$/m.exec(markdown)?.[1];
+      if (!entry) continue;
+      const names = [...markdown.matchAll(/^#{2,4} `([A-Za-z_$][\w$]*)`\s*$/gm)].map((match) => match[1]!);
+      byEntry.set(entry, [...(byEntry.get(entry) ?? []), ...names]);
+    }
+    return byEntry;
+  }
+
+  const manifest = JSON.parse(read("package.json")) as { exports: Record<string, { types?: string }> };
+  /** The package's entries (package.json `exports`) and the source each is built from. */
+  const entries = Object.keys(manifest.exports)
+    .filter((key) => key !== "./package.json")
+    .map((key) => {
+      const name = key === "." ? "agents-vue" : `agents-vue/${key.slice(2)}`;
+      const source = key === "." ? "src/index.ts" : `src/${key.slice(2)}/index.ts`;
+      return [name, source] as const;
+    });
+
+  it("covers every entry of package.json", () => {
+    expect([...documented().keys()].toSorted()).toEqual(entries.map(([name]) => name).toSorted());
+    expect(entries.length).toBe(6);
+  });
+
+  it.each(entries)("gives every export of %s a heading, once, and names nothing else", (entry, source) => {
+    const names = documented().get(entry) ?? [];
+    const duplicates = names.filter((name, index) => names.indexOf(name) !== index);
+    expect(duplicates, `${entry}: exports with two headings`).toEqual([]);
+    const exported = exportNames(source);
+    expect(
+      exported.filter((name) => !names.includes(name)),
+      `${entry}: exports missing from the reference (give each a heading \`### \\\`name\\\`\` on a page with "entry: ${entry}")`
+    ).toEqual([]);
+    expect(names.filter((name) => !exported.includes(name)), `${entry}: headings that name no export`).toEqual([]);
+  }, 60_000);
+});
+
+/** The fenced `ts` and `vue` blocks of a markdown file (a code group's `[label]` allowed). */
+function codeBlocks(markdown: string): { lang: "ts" | "vue"; code: string }[] {
+  return [...markdown.matchAll(/^```(ts|vue)(?: \[[^\]\n]*\])?\n([\s\S]*?)^```$/gm)].map((match) => ({ lang: match[1] as "ts" | "vue", code: match[2]! }));
+}
+
+describe("the documented examples", () => {
+  it("the README is a front door: at most 200 lines", () => {
+    expect(read("README.md").split("\n").length).toBeLessThanOrEqual(200);
+  });
+
+  it("the README's component and Getting started's first chat are the components a browser test runs, as written", () => {
+    const readme = codeBlocks(read("README.md")).filter((block) => block.lang === "vue");
+    expect(readme[0]?.code).toBe(read("test/fixtures/docs/ReadmeChat.vue"));
+    const firstChat = codeBlocks(read("docs/guide/getting-started.md")).find((block) => block.lang === "vue");
+    expect(firstChat?.code).toBe(read("test/fixtures/docs/FirstChat.vue"));
+  });
 });
 
 /**
@@ -100,7 +194,7 @@ declare module "@/components/Counter.vue" {
   export default Counter;
 }
 declare module "@vue/test-utils" {
-  // Not installed in this repository: the part of its API the Testing section uses (a loose stand-in of its types).
+  // Not installed in this repository: the part of its API the Testing guide uses (a loose stand-in of its types).
   interface DOMWrapper {
     text(): string;
     setValue(value: unknown): Promise<void>;
@@ -125,25 +219,28 @@ declare module "@/components/ai-elements/prompt-input" {
 }
 `;
 
-describe("README code blocks", () => {
+describe("code blocks of the README and the site", () => {
   it("typecheck against the library (vue-tsc)", () => {
-    const blocks = [...readme.matchAll(/```(ts|vue)\n([\s\S]*?)```/g)].map((match) => ({
-      lang: match[1] as "ts" | "vue",
-      code: match[2]!
-    }));
-    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    const sources = ["README.md", ...pages()];
+    const blocks = sources.flatMap((source) => codeBlocks(read(source)).map((block) => ({ ...block, source })));
+    expect(blocks.length).toBeGreaterThanOrEqual(35);
+    for (const source of ["README.md", "docs/guide/getting-started.md", "docs/guide/testing.md", "docs/guide/exact-sync.md"]) {
+      expect(blocks.some((block) => block.source === source), `${source} has code blocks`).toBe(true);
+    }
     // Inside the repo, so packages resolve from its node_modules.
     const dir = join(root, "test", `.docs-check-${process.pid}`);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const files: string[] = [];
+    const origins = new Map<string, string>();
     blocks.forEach((block, index) => {
-      const worker = block.code.includes("@cloudflare/ai-chat") || block.code.includes("@cloudflare/think");
-      // Worker examples get the workers types and an Env, as a worker project has.
-      const preamble = worker ? '/// <reference types="@cloudflare/workers-types" />\ninterface Env {}\n' : "";
-      const file = join(dir, `block-${index}.${block.lang === "vue" ? "vue" : "ts"}`);
-      writeFileSync(file, block.lang === "ts" ? `${preamble}${block.code}\nexport {};\n` : block.code);
-      files.push(file);
+      const worker = /@cloudflare\/(ai-chat|think)|agents-vue\/server/.test(block.code);
+      // Worker examples get the workers types and an Env with Workers AI's binding, as a worker project has (wrangler types).
+      const preamble = worker ? '/// <reference types="@cloudflare/workers-types" />\ninterface Env { AI: Ai }\n' : "";
+      const name = `block-${index}.${block.lang === "vue" ? "vue" : "ts"}`;
+      writeFileSync(join(dir, name), block.lang === "ts" ? `${preamble}${block.code}\nexport {};\n` : block.code);
+      files.push(join(dir, name));
+      origins.set(name, block.source);
     });
     writeFileSync(join(dir, "components.d.ts"), GLOBALS);
     writeFileSync(join(dir, "ai-elements.d.ts"), AI_ELEMENTS);
@@ -164,6 +261,7 @@ describe("README code blocks", () => {
             "agents-vue": [join(root, "src/index.ts")],
             "agents-vue/server": [join(root, "src/server/index.ts")],
             "agents-vue/voice": [join(root, "src/voice/index.ts")],
+            "agents-vue/wire": [join(root, "src/wire/index.ts")],
             "agents-vue/persist": [join(root, "src/persist/index.ts")],
             "agents-vue/testing": [join(root, "src/testing/index.ts")]
           }
@@ -181,8 +279,9 @@ describe("README code blocks", () => {
     } catch (error) {
       output = String((error as { stdout?: string }).stdout ?? error);
     }
-    const problems = output.replace(new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g"), "README");
+    // Each problem names the page its block comes from.
+    const problems = output.replace(/(?:[^\s(]*[\\/])?\.docs-check-\d+[\\/](block-\d+\.(?:ts|vue))/g, (_, name: string) => `${origins.get(name) ?? "?"} (${name})`);
     rmSync(dir, { recursive: true, force: true });
-    expect(problems, `README code blocks must typecheck:\n${problems}`).toBe("");
-  }, 120_000);
+    expect(problems, `code blocks must typecheck:\n${problems}`).toBe("");
+  }, 180_000);
 });

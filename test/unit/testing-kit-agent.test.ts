@@ -27,7 +27,7 @@ describe("agents-vue/testing with useAgent in Node", () => {
     await runAgentScenario(agent, page);
   });
 
-  it("reaches a component that opens its socket with the global WebSocket (the README's way: vi.stubGlobal)", async () => {
+  it("reaches a component that opens its socket with the global WebSocket (the Testing guide's way: vi.stubGlobal)", async () => {
     vi.stubGlobal("window", globalThis);
     const agent = counterAgent();
     vi.stubGlobal("WebSocket", agent.WebSocket);
