@@ -1,4 +1,5 @@
 import type { ChatState, ChatStatus, UIMessage } from "ai";
+import { holdingPublication } from "./publications";
 
 /** The smallest reactive cell the core needs: Vue's `shallowRef` fits it. */
 export interface Cell<T> {
@@ -149,8 +150,15 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#pending = false;
+    this.#setPending(false);
     this.#publishNow();
+  }
+
+  /** Whether a change waits for the throttle window to end (see `publications.ts`). */
+  #setPending(pending: boolean): void {
+    if (pending === this.#pending) return;
+    this.#pending = pending;
+    holdingPublication(pending);
   }
 
   /** Stops publishing and releases the timer; the cells keep their last values. */
@@ -176,14 +184,14 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
       this.#publishNow();
       this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
     } else {
-      this.#pending = true;
+      this.#setPending(true);
     }
   }
 
   readonly #windowEnded = (): void => {
     this.#timer = undefined;
     if (!this.#active || !this.#pending) return;
-    this.#pending = false;
+    this.#setPending(false);
     this.#publishNow();
     this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
   };
