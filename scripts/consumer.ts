@@ -12,8 +12,11 @@
  *    holds, from the shared npm cache) into a fresh Vite + Vue app
  *    (test/fixtures/consumer/vite-app), a copy of the test fixture worker whose
  *    `agents-vue/server` import now means the package, a copy of
- *    examples/nuxt without its src/ alias, and a copy of examples/starter
- *    (its own package.json, agents-vue swapped for the tarball);
+ *    examples/nuxt without its src/ alias, a copy of examples/starter
+ *    (its own package.json, agents-vue swapped for the tarball), and a
+ *    scratch project holding the README's Testing examples verbatim
+ *    (test/support/readme-files.ts), run by Vitest with @vue/test-utils in
+ *    jsdom and in browser mode;
  * 4. a TypeScript consumer is type-checked under `moduleResolution` bundler
  *    and node16, and so is the starter; the worker is bundled by
  *    `wrangler deploy --dry-run`; the apps are built; the starter is built
@@ -41,6 +44,7 @@ import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
 import { askAndStream, until, withPage } from "../test/support/pages.ts";
+import { readmeFiles, readmeSection } from "../test/support/readme-files.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
 import { startViteDev, type ViteDevServer } from "../test/support/vite-dev.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
@@ -60,6 +64,35 @@ const env: NodeJS.ProcessEnv = {
 };
 // One npm cache for every install (the machine's), and no network round trip for what it already holds.
 const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
+/** The scratch project's Vitest config for the README's Testing examples (see that step). */
+const README_TESTS_CONFIG = `import { fileURLToPath } from "node:url";
+import vue from "@vitejs/plugin-vue";
+import { playwright } from "@vitest/browser-playwright";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [vue()],
+  resolve: { alias: { "@": fileURLToPath(new URL("./src", import.meta.url)) } },
+  test: {
+    projects: [
+      { extends: true, test: { name: "jsdom", environment: "jsdom", include: ["src/**/*.test.ts"], exclude: ["src/**/*.browser.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: ["src/**/*.browser.test.ts"],
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({ launchOptions: { executablePath: process.env.CHROMIUM_PATH || undefined, args: JSON.parse(process.env.CHROMIUM_ARGS ?? "[]") } }),
+            instances: [{ browser: "chromium" }]
+          }
+        }
+      }
+    ]
+  }
+});
+`;
 /** examples/starter's budget: the JavaScript its built page loads before it runs, gzipped (Vite's figure). */
 const STARTER_INITIAL_JS_GZIP = 150_000;
 
@@ -191,6 +224,7 @@ async function main(): Promise<void> {
   const workerDir = join(work, "worker");
   const nuxtDir = join(work, "nuxt");
   const starterDir = join(work, "starter");
+  const readmeTestsDir = join(work, "readme-tests");
   const files = repoFiles();
   const filesUnder = (folder: string) => files.filter((path) => path.startsWith(`${folder}/`));
 
@@ -299,6 +333,29 @@ async function main(): Promise<void> {
     await run("npm", NPM_INSTALL, { cwd: starterDir, env, quiet: true });
   });
 
+  await steps.step("install: a scratch project with the README's Testing examples, verbatim (@vue/test-utils, jsdom)", async () => {
+    const files = readmeFiles(readmeSection(readFileSync(join(ROOT, "README.md"), "utf8"), "## Testing"));
+    const paths = files.map((file) => file.path);
+    for (const expected of ["src/components/Chat.vue", "src/components/Chat.test.ts", "src/components/Counter.test.ts"]) {
+      check(paths.includes(expected), `the README's Testing section no longer shows ${expected} (it shows ${paths.join(", ")}); update the consumer tier`);
+    }
+    for (const file of files) {
+      mkdirSync(dirname(join(readmeTestsDir, file.path)), { recursive: true });
+      writeFileSync(join(readmeTestsDir, file.path), file.text);
+    }
+    // What a Vite + Vue app's Vitest setup holds: the Vue plugin, the `@` alias to src/, jsdom for *.test.ts and
+    // browser mode (Chromium through Playwright) for *.browser.test.ts, as the README's examples are named.
+    writeFileSync(join(readmeTestsDir, "vitest.config.ts"), README_TESTS_CONFIG);
+    writeJson(join(readmeTestsDir, "package.json"), {
+      name: "consumer-readme-tests",
+      private: true,
+      type: "module",
+      dependencies: { [manifest.name]: packageSpec, ...peers },
+      devDependencies: pinned(["vitest", "@vitest/browser-playwright", "playwright", "vite", "@vitejs/plugin-vue", "@vue/test-utils", "jsdom"])
+    });
+    await run("npm", NPM_INSTALL, { cwd: readmeTestsDir, env, quiet: true });
+  });
+
   await steps.step("type-check: a consumer (moduleResolution bundler, node16)", async () => {
     const tsc = binOf(appDir, "tsc");
     for (const config of ["tsconfig.bundler.json", "tsconfig.node16.json"]) {
@@ -363,6 +420,22 @@ async function main(): Promise<void> {
     const bundled = readdirSync(out).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(out, name), "utf8")).join("\n");
     check(bundled.includes("AIChatAgent") || bundled.includes("cf_agent_use_chat"), "the deployed bundle holds no AIChatAgent");
     check(!bundled.includes("offline scripted model"), "the deployed bundle holds the offline scripted model; it is for `npm run dev` only");
+  });
+
+  await steps.step("vitest: the README's Testing examples pass as written (jsdom and browser mode, default options)", async () => {
+    const testFiles = readdirSync(join(readmeTestsDir, "src", "components")).filter((name) => name.endsWith(".test.ts"));
+    const output = await run(process.execPath, [binOf(readmeTestsDir, "vitest"), "run"], {
+      cwd: readmeTestsDir,
+      env: { ...env, CHROMIUM_PATH: chromiumPath() ?? "", CHROMIUM_ARGS: JSON.stringify(chromiumArgs) },
+      quiet: true
+    });
+    // oxlint-disable-next-line no-control-regex -- colour codes, if any, around the summary
+    const summary = /Tests\s+(\d+) passed \((\d+)\)/.exec(output.replace(/\x1b\[[0-9;]*m/g, ""));
+    check(
+      summary && summary[1] === summary[2] && Number(summary[1]) === testFiles.length,
+      `vitest did not pass one test per README test file (${testFiles.join(", ")}):\n${output.trim().split("\n").slice(-20).join("\n")}`
+    );
+    console.log(`    ${summary[1]} tests passed: ${testFiles.join(", ")}`);
   });
 
   let fixture: WorkerServer | undefined;
