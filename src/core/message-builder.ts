@@ -17,6 +17,24 @@ function mergeMetadata(current: unknown, next: unknown): unknown {
   return isRecord(current) ? { ...current, ...next } : { ...next };
 }
 
+/**
+ * Rule (an observed approval keeps what the AI SDK keeps): the approval a
+ * `tool-approval-request` chunk asks for, with every field the AI SDK's own
+ * stream reader keeps on the sender's tab: the id, `descriptor` (the chunk's
+ * `approvalDescriptor`), `inputSchemaInput` (when the chunk has the field),
+ * `requestReason` (the chunk's `reason`), `isAutomatic` (only when true) and
+ * `signature`. Upstream's builder keeps the id and the descriptor only.
+ */
+function requestedApproval(chunk: Loose): Loose {
+  const approval: Loose = { id: str(chunk.approvalId) ?? "" };
+  if (chunk.approvalDescriptor != null) approval.descriptor = chunk.approvalDescriptor;
+  if (Object.hasOwn(chunk, "inputSchemaInput")) approval.inputSchemaInput = chunk.inputSchemaInput;
+  if (chunk.reason != null) approval.requestReason = chunk.reason;
+  if (chunk.isAutomatic === true) approval.isAutomatic = true;
+  if (chunk.signature != null) approval.signature = chunk.signature;
+  return approval;
+}
+
 function parsePartialInput(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -161,6 +179,9 @@ export class ObservedMessage {
       case "tool-output-denied":
         this.#applyToolChunk(type, chunk);
         return;
+      case "tool-approval-response":
+        this.#applyApprovalResponse(chunk);
+        return;
       default:
         if (type.startsWith("data-")) this.#applyDataChunk(type, chunk);
     }
@@ -248,7 +269,7 @@ export class ObservedMessage {
         // A continuation replays the approval it continues from: an answered one is not asked again.
         if (settled || part.state === "approval-responded") return;
         part.state = "approval-requested";
-        part.approval = { id: str(chunk.approvalId) ?? "" };
+        part.approval = requestedApproval(chunk);
         return;
       case "tool-output-available":
         if (part.state === "output-available" && part.preliminary !== true) return;
@@ -267,6 +288,25 @@ export class ObservedMessage {
         part.state = "output-denied";
         return;
     }
+  }
+
+  /**
+   * An answer to an approval this stream asked for, by its id: the server
+   * decided it (`isAutomatic`) or recorded the user's. As in the AI SDK, the
+   * part is `approval-responded` and its approval gains `approved` and the
+   * answer's `reason`; a settled part stays as it is.
+   */
+  #applyApprovalResponse(chunk: Loose): void {
+    const approvalId = str(chunk.approvalId);
+    if (!approvalId) return;
+    const part = this.parts.findLast((candidate) => ((candidate as Loose).approval as Loose | undefined)?.id === approvalId) as Loose | undefined;
+    if (!part || SETTLED_TOOL_STATES.has(part.state as string)) return;
+    part.state = "approval-responded";
+    const approval: Loose = { ...(part.approval as Loose), approved: chunk.approved === true };
+    if (chunk.reason != null) approval.reason = chunk.reason;
+    part.approval = approval;
+    if (typeof chunk.providerExecuted === "boolean") part.providerExecuted = chunk.providerExecuted;
+    if (chunk.providerMetadata != null) part.callProviderMetadata = chunk.providerMetadata;
   }
 
   #applyDataChunk(type: string, chunk: Loose): void {
