@@ -27,6 +27,8 @@ export interface PublishingChatStateOptions<M extends UIMessage> {
   decorate?: (message: M) => M;
   /** Called after any change: `"messages"` for the transcript, `"status"` for status or error. */
   onChange?: (kind: "messages" | "status") => void;
+  /** Where the AI SDK's queue (`experimental_queue`) is published, at once, each time it changes. */
+  queued?: Cell<M[]>;
 }
 
 /**
@@ -56,12 +58,16 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   readonly #cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
   readonly #decorate: ((message: M) => M) | undefined;
   readonly #onChange: ((kind: "messages" | "status") => void) | undefined;
+  #queue: M[] = [];
+  readonly #queueCell: Cell<M[]> | undefined;
 
   constructor(options: PublishingChatStateOptions<M>) {
     this.#working = options.initialMessages;
     this.#cells = options;
     this.#decorate = options.decorate;
     this.#onChange = options.onChange;
+    this.#queueCell = options.queued;
+    if (this.#queueCell) this.#queueCell.value = [];
     const ms = options.throttleMs;
     this.#throttleMs = ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
     this.#publishNow();
@@ -100,6 +106,20 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   };
 
   snapshot = snapshotMessage;
+
+  /**
+   * The AI SDK's queue (`experimental_queue`), kept here so a change reaches
+   * `experimental_queuedMessages` at once (a state without it keeps the queue
+   * in the chat, unseen).
+   */
+  get experimental_queuedMessages(): M[] {
+    return this.#queue;
+  }
+
+  set experimental_queuedMessages(queue: M[]) {
+    this.#queue = queue;
+    if (this.#active && this.#queueCell) this.#queueCell.value = [...queue];
+  }
 
   get status(): ChatStatus {
     return this.#statusValue;
@@ -251,6 +271,12 @@ export function placedChatState<M extends UIMessage>(
     },
     set messages(next: M[]) {
       state.messages = next;
+    },
+    get experimental_queuedMessages() {
+      return state.experimental_queuedMessages;
+    },
+    set experimental_queuedMessages(queue: M[]) {
+      state.experimental_queuedMessages = queue;
     },
     pushMessage: (message: M) => place(message),
     popMessage: () => state.popMessage(),
