@@ -26,7 +26,11 @@
  *    starter under its own `vite dev` (offline, its scripted model), and
  *    Chromium streams replies through the built Vite app (two turns with
  *    `sendOnlyNewMessages`, rebuilt by the installed server half), the
- *    starter (Markdown rendered, echoed HTML inert) and the built Nuxt app.
+ *    starter (Markdown rendered, echoed HTML inert; at 1280×800 and 390×844
+ *    it follows new replies and reopens a conversation at its end, shows no
+ *    empty-state text while a history loads, keeps code chips dark in dark
+ *    mode and says when the agent cannot be reached:
+ *    test/support/starter-checks.ts) and the built Nuxt app.
  *
  * Prints each step with its time and exits non-zero on the first failure,
  * keeping the folder (its path is printed); `--keep` keeps it always.
@@ -45,6 +49,7 @@ import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
 import { askAndStream, until, withPage } from "../test/support/pages.ts";
 import { readmeFiles, readmeSection } from "../test/support/readme-files.ts";
+import { STARTER_VIEWPORTS, checkStarterConversation, checkStarterWrongAgent } from "../test/support/starter-checks.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
 import { startViteDev, type ViteDevServer } from "../test/support/vite-dev.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
@@ -507,6 +512,16 @@ async function main(): Promise<void> {
       const printed = starterServer.output();
       check(!/Request\.cf|workers\.cloudflare\.com|ENOTFOUND|EAI_AGAIN/.test(printed), `the starter's vite dev printed a network failure:\n${printed}`);
     });
+
+    for (const viewport of STARTER_VIEWPORTS) {
+      await steps.step(
+        `chromium: the starter at ${viewport.width}×${viewport.height}: follows new replies, reopens at the end, no empty-state flash, dark code chips`,
+        () => checkStarterConversation(openBrowser, starterOrigin, viewport)
+      );
+      await steps.step(`chromium: the starter at ${viewport.width}×${viewport.height}: a mistyped agent shows connectionError in plain words`, () =>
+        checkStarterWrongAgent(openBrowser, starterOrigin, viewport)
+      );
+    }
 
     await steps.step("chromium: the Nuxt app streams a reply", async () => {
       await withPage(openBrowser, nuxtOrigin, async (page, frames) => {
