@@ -1,5 +1,5 @@
 import type { ChatState, ChatStatus, UIMessage } from "ai";
-import { holdingPublication } from "./publications";
+import { withheldPublications } from "./publications";
 
 /** The smallest reactive cell the core needs: Vue's `shallowRef` fits it. */
 export interface Cell<T> {
@@ -176,9 +176,7 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
 
   /** Whether a change waits for the throttle window to end (see `publications.ts`). */
   #setPending(pending: boolean): void {
-    if (pending === this.#pending) return;
-    this.#pending = pending;
-    holdingPublication(pending);
+    if (pending !== this.#pending) withheldPublications((this.#pending = pending) ? 1 : -1);
   }
 
   /** Stops publishing and releases the timer; the cells keep their last values. */

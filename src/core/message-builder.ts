@@ -26,13 +26,15 @@ function mergeMetadata(current: unknown, next: unknown): unknown {
  * `signature`. Upstream's builder keeps the id and the descriptor only.
  */
 function requestedApproval(chunk: Loose): Loose {
-  const approval: Loose = { id: str(chunk.approvalId) ?? "" };
-  if (chunk.approvalDescriptor != null) approval.descriptor = chunk.approvalDescriptor;
-  if (Object.hasOwn(chunk, "inputSchemaInput")) approval.inputSchemaInput = chunk.inputSchemaInput;
-  if (chunk.reason != null) approval.requestReason = chunk.reason;
-  if (chunk.isAutomatic === true) approval.isAutomatic = true;
-  if (chunk.signature != null) approval.signature = chunk.signature;
+  const approval = defined({ id: str(chunk.approvalId) ?? "", descriptor: chunk.approvalDescriptor, requestReason: chunk.reason, isAutomatic: chunk.isAutomatic === true || undefined, signature: chunk.signature });
+  if ("inputSchemaInput" in chunk) approval.inputSchemaInput = chunk.inputSchemaInput;
   return approval;
+}
+
+/** `fields` without the ones that are `null` or `undefined`. */
+function defined(fields: Loose): Loose {
+  for (const key in fields) if (fields[key] == null) delete fields[key];
+  return fields;
 }
 
 function parsePartialInput(text: string): unknown {
@@ -302,11 +304,8 @@ export class ObservedMessage {
     const part = this.parts.findLast((candidate) => ((candidate as Loose).approval as Loose | undefined)?.id === approvalId) as Loose | undefined;
     if (!part || SETTLED_TOOL_STATES.has(part.state as string)) return;
     part.state = "approval-responded";
-    const approval: Loose = { ...(part.approval as Loose), approved: chunk.approved === true };
-    if (chunk.reason != null) approval.reason = chunk.reason;
-    part.approval = approval;
-    if (typeof chunk.providerExecuted === "boolean") part.providerExecuted = chunk.providerExecuted;
-    if (chunk.providerMetadata != null) part.callProviderMetadata = chunk.providerMetadata;
+    part.approval = { ...(part.approval as Loose), ...defined({ approved: chunk.approved === true, reason: chunk.reason }) };
+    Object.assign(part, defined({ providerExecuted: chunk.providerExecuted, callProviderMetadata: chunk.providerMetadata }));
   }
 
   #applyDataChunk(type: string, chunk: Loose): void {

@@ -12,22 +12,8 @@
  */
 const KEY = Symbol.for("agents-vue.withheld-publications");
 
-interface Withheld {
-  count: number;
-}
-
-function withheld(): Withheld {
-  const holder = globalThis as { [KEY]?: Withheld };
-  return (holder[KEY] ??= { count: 0 });
-}
-
-/** One chat started (`true`) or stopped (`false`) holding a change back. */
-export function holdingPublication(holding: boolean): void {
-  const counter = withheld();
-  counter.count = Math.max(0, counter.count + (holding ? 1 : -1));
-}
-
-/** How many chats hold a change back for their throttle window now. */
-export function withheldPublications(): number {
-  return withheld().count;
+/** How many chats hold a change back for their throttle window now, after adding `change` (+1 holds, -1 lets go). */
+export function withheldPublications(change = 0): number {
+  const holder = globalThis as { [KEY]?: number };
+  return (holder[KEY] = (holder[KEY] ?? 0) + change);
 }
