@@ -96,6 +96,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     loading: shallowRef(false),
     runningToolCalls: shallowRef<ReadonlySet<string>>(new Set()),
     queued: shallowRef<M[]>([]),
+    sdkQueued: shallowRef<M[]>([]),
     cached: shallowRef(false)
   } satisfies SessionCells<M>;
 
@@ -325,6 +326,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   };
   const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>
     current().tools.addToolApprovalResponse(args);
+  const removeQueued = (id: string) => session.value?.chat.experimental_removeQueuedMessage(id);
+  const sendQueuedNow = (id: string) => session.value?.sendQueuedNow(id) ?? Promise.resolve();
 
   const chat: AgentChat<M> = markRaw({
     get id() {
@@ -379,6 +382,9 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connectionStatus: shallowReadonly(cells.connection),
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
+    experimental_queuedMessages: shallowReadonly(cells.sdkQueued),
+    experimental_removeQueuedMessage: removeQueued,
+    experimental_sendQueuedMessageNow: sendQueuedNow,
     isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {

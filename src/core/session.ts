@@ -72,7 +72,8 @@ export class ChatSession<M extends UIMessage> {
       error: cells.error,
       throttleMs: config.throttleMs,
       decorate: (message) => this.#model?.tools.withResults(message) ?? message,
-      onChange: (kind) => this.#onStateChange(kind)
+      onChange: (kind) => this.#onStateChange(kind),
+      queued: cells.sdkQueued
     });
     const local = new Set<string>();
     this.#bridge = new SocketBridge(config.socket, {
@@ -383,6 +384,18 @@ export class ChatSession<M extends UIMessage> {
         this.#send({ type: Wire.streamResumeRequest, probeId: (m.continuation as { probeId: string }).probeId });
       } else if (isRunning(m.continuation)) m.continuation = { kind: "idle" };
     }
+  }
+
+  /**
+   * The AI SDK's `experimental_sendQueuedMessageNow`, stopped as `stop()`
+   * stops: a request of this tab's in progress is cancelled on the server
+   * too, so the queued message is not left waiting behind it there.
+   */
+  async sendQueuedNow(id: string): Promise<void> {
+    if (!this.chat.experimental_queuedMessages.some((message) => message.id === id)) return;
+    const status = this.#state.status;
+    if (status === "submitted" || status === "streaming") await this.stop();
+    await this.chat.experimental_sendQueuedMessageNow(id);
   }
 
   /** Clears the transcript here and on the server (see `localClear`). */

@@ -17,11 +17,33 @@ afterEach(() => {
 });
 
 describe("agents-vue/testing in Node", () => {
-  it("drives a chat component: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async () => {
+  it.each([
+    ["the default throttle (50 ms)", undefined],
+    ["throttle: false", false]
+  ] as const)("drives a chat component with %s: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async (_, throttle) => {
     const agent = scenarioAgent();
-    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
+    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket, throttle });
     cleanups.push(unmount, () => agent.dispose());
     await runScenario(agent, page);
+  });
+
+  it("the screen right after advance(n), with the default throttle, shows what those chunks brought (issue 47, 1)", async () => {
+    const agent = createTestAgent({ pace: "manual", replies: ["Hello! How can I help?"] });
+    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
+    cleanups.push(unmount, () => agent.dispose());
+    await agent.settled();
+    page.click("send");
+    // Each advance ends inside a 50 ms window the chat opened at its first chunk: read at once, the screen must hold it.
+    await agent.advance(3); // start, text-start, "Hello!"
+    expect(page.texts("message-assistant")).toEqual(["Hello!"]);
+    await agent.advance(1); // " How"
+    expect(page.texts("message-assistant")).toEqual(["Hello! How"]);
+    await agent.advance(1); // " can"
+    expect(page.texts("message-assistant")).toEqual(["Hello! How can"]);
+    expect(page.text("status")).toBe("streaming");
+    await agent.advance("turn");
+    expect(page.texts("message-assistant")).toEqual(["Hello! How can I help?"]);
+    expect(page.text("status")).toBe("ready");
   });
 });
 
