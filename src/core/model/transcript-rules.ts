@@ -16,7 +16,9 @@ declare const process: { env: { NODE_ENV?: string } };
  * an observed turn). Returns whether it answered the first load.
  */
 export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean, version?: number): boolean {
+  const exact = m.base.exact;
   if (!m.base.admitVersion(version)) return false;
+  if (!exact && m.base.exact) m.intents.versionsBegin();
   cacheGivesWay(m);
   if (version !== undefined) m.base.messages = received;
   // Rule (connect-time transcript): a server that sends its transcript as a
@@ -128,7 +130,10 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
  * Returns whether the first load is over.
  */
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): boolean {
-  if (m.base.firstLoad !== read) return true;
+  if (m.base.firstLoad !== read) {
+    firstReadOvertaken(m, read, stored);
+    return true;
+  }
   // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
   // cached transcript and the first load waiting: the next frame (the agent is back) reads again.
   if (!stored && m.cached) {
@@ -153,6 +158,21 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   m.base.hold(shown);
   m.replace(prependMissing(shown, current));
   return true;
+}
+
+/**
+ * Rule (an overtaken first load still checks): a first load something else
+ * answered first (a connect-time transcript, a local replacement) shows
+ * nothing, but its answer still says what the server held after it left: an
+ * adopted send's check counts it (`readSettled`), and the outbox looks again;
+ * if it failed, a check still waiting gets a read of its own (it is made
+ * again until one answers).
+ */
+function firstReadOvertaken<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
+  m.base.readSettled(read, stored);
+  if (!m.intents.queued.some((entry) => entry.check !== undefined)) return;
+  if (stored) m.io.reconcile();
+  else if (m.intents.queued.some((entry) => entry.check !== undefined && entry.check > m.base.settledRead)) m.io.read(true);
 }
 
 /**

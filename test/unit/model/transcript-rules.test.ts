@@ -170,6 +170,25 @@ describe("transcript rules", () => {
     });
   });
 
+  describe("Rule (versions end the holds, exact sync)", () => {
+    it("the first versioned transcript ends a clear's hold and a rewrite's begun before it, and shows in full", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("a1")] });
+      m.intents.beginClear(new Set(["u1", "a1"]), 0);
+      m.intents.beginRewrite(m.messages, undefined, 0);
+      applySnapshot(m, [user("u1"), assistant("a1")], true, 0);
+      expect([m.intents.clear, m.intents.rewrite]).toEqual([null, null]);
+      expect(idsOf(m.messages)).toEqual(["u1", "a1"]);
+    });
+
+    it("a transcript without a version leaves the holds to their reads", () => {
+      const { m } = makeModel({ messages: [user("u1")] });
+      m.intents.beginClear(new Set(["u1"]), 0);
+      applySnapshot(m, [user("u1")], false);
+      expect(m.intents.clear).not.toBeNull();
+      expect(idsOf(m.messages)).toEqual([]);
+    });
+  });
+
   describe("Rule (first load)", () => {
     it("puts the stored transcript before what is on screen; the screen's copies win", () => {
       const { m } = makeModel({ messages: [user("u2", "mine")] });
@@ -205,6 +224,21 @@ describe("transcript rules", () => {
       m.base.firstLoad = "done";
       firstReadAnswered(m, stale, [user("stored")]);
       expect([idsOf(m.messages), io.reconciles]).toEqual([[], 0]);
+    });
+  });
+
+  describe("Rule (an overtaken first load still checks)", () => {
+    it("a first load a connect-time transcript answered first counts for an adopted send's check; one that failed is made again", () => {
+      for (const answered of [true, false]) {
+        const { m, io } = makeModel();
+        m.adopt([user("kept")]);
+        const check = m.intents.queued[0]!.check!;
+        const read = (m.base.firstLoad = m.base.read(false));
+        applySnapshot(m, [], true, 0);
+        firstReadAnswered(m, read, answered ? [] : null);
+        if (answered) expect([m.base.settledRead >= check, io.reconciles, io.reads.length]).toEqual([true, 1, 1]);
+        else expect([m.base.settledRead, io.reads.length, io.reads.at(-1)!.always]).toEqual([0, 2, true]);
+      }
     });
   });
 
