@@ -368,3 +368,42 @@ describe("counterexamples the model property test found", () => {
     expect(world.messages.map((message) => message.id)).toEqual(world.server.stored.map((message) => message.id));
   });
 });
+
+/**
+ * Counterexamples the property test found against the ordered server half
+ * (`orderTranscript`, exact sync), where the invariant is strict: a run
+ * converges on the stored transcript with nothing excused.
+ */
+describe("counterexamples the model property test found with an ordered agent", () => {
+  afterAll(() => World.release());
+  const ordered = { ordered: true } as const;
+
+  it("Rule (a whole frame is the stored transcript): a request that lacks another tab's message, whose turn stores nothing, leaves every screen on what the agent stores (seed 101)", async () => {
+    // This client's send went out before another tab's send reached it. The agent stored both, but sent the request's
+    // list at two versions, and the turn failed before it had a part, so no later version said what it stored.
+    const world = await play("otherSend, send, stop, turn, fail", ordered);
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["o2", "u3"]);
+  });
+
+  it("Rule (versions end the holds): a clear before the connect-time transcript ends its hold when versions begin (seed 202)", async () => {
+    // An earlier chat of the page had seen the agent push (odd seed), so the first load waited for the connect-time
+    // transcript; the clear's hold waited for the newest read after it, the first load, which that transcript answered.
+    const world = await play("clear, send, timer", { ...ordered, load: true, seed: 1 });
+    expect(strictly(world)).toEqual([]);
+    expect(world.inside.model.intents.clear).toBeNull();
+  });
+
+  for (const [what, steps] of [
+    ["answers", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0"],
+    ["fails", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0, reopen, deliver 1, failRead 0"]
+  ]) {
+    it(`Rule (an overtaken first load still checks): an adopted send whose check read failed goes once the first load the connect-time transcript overtook ${what} (seeds 303, 404)`, async () => {
+      // The restored page adopted the dead page's queued send and read to check it; that read failed, and the first load
+      // took its place as the newest read. The connect-time transcript answered the first load, so its answer counted for nothing.
+      const world = await play(steps, { ...ordered, load: true, persist: true });
+      expect(strictly(world)).toEqual([]);
+      expect(world.server.stored.map((message) => message.id)).toEqual(["u1", "s1"]);
+    });
+  }
+});

@@ -48,6 +48,8 @@ export interface WorldOptions {
    * (`world/store.ts`): a restart restores it from there.
    */
   persist: boolean;
+  /** The server runs the ordered server half (`orderTranscript`): exact sync, held to every invariant. Default: a stock agent. */
+  ordered?: boolean;
 }
 
 
