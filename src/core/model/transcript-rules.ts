@@ -194,6 +194,7 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   cacheGivesWay(m);
   m.base.hold(admitted);
   const removed = m.base.removedBefore(read, stored, m.local.size > 0);
+  for (const reply of m.streams.unstoredCutReplies(read.id, stored)) removed.add(reply);
   m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
   const live = m.placement.protectedId;
@@ -239,6 +240,21 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
   const ended = new Set([...unnamed].filter((id) => m.placement.protectedId !== id));
   for (const id of ended) unnamed.delete(id);
   return onScreen.filter((message) => !ended.has(message.id));
+}
+
+/**
+ * Rule (a cut reply stays only if stored), exact sync: once the chat
+ * settles, a reply of a turn a clear cut goes if the stored transcript at the
+ * version held lacks it (the agent writes a reply before its `done` goes out,
+ * so that version already says).
+ */
+export function settleCutReplies<M extends UIMessage>(m: ChatModel<M>): void {
+  const cut = m.streams.cutReplies;
+  if (!m.base.exact || cut.size === 0) return;
+  const stored = new Set(m.base.messages.map((message) => message.id));
+  const gone = new Set([...cut.keys()].filter((id) => !stored.has(id)));
+  cut.clear();
+  if (gone.size > 0) m.remove((message) => gone.has(message.id));
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */

@@ -8,7 +8,8 @@ import {
   localReplace,
   readAnswered,
   receivedClear,
-  removeEmptyReplies
+  removeEmptyReplies,
+  settleCutReplies
 } from "../../../src/core/model/transcript-rules";
 import { requested } from "../../../src/core/model/continuation";
 import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../../support/model-harness";
@@ -238,6 +239,37 @@ describe("transcript rules", () => {
         firstReadAnswered(m, read, answered ? [] : null);
         if (answered) expect([m.base.settledRead >= check, io.reconciles, io.reads.length]).toEqual([true, 1, 1]);
         else expect([m.base.settledRead, io.reads.length, io.reads.at(-1)!.always]).toEqual([0, 2, true]);
+      }
+    });
+  });
+
+  describe("Rule (a cut reply stays only if stored)", () => {
+    it("the first admitted read made after the cut turn ended decides: a reply it lacks goes, one it holds stays", () => {
+      for (const stored of [[], [assistant("a1", "kept")]]) {
+        const { m } = makeModel({ messages: [assistant("a1", "rebuilt after the clear")] });
+        m.streams.cutReplies.set("a1", m.base.newestRead);
+        readAnswered(m, m.base.read(true), stored);
+        expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
+        expect(m.streams.cutReplies.size).toBe(0);
+      }
+    });
+
+    it("a read that left before the turn ended decides nothing", () => {
+      const { m } = makeModel({ messages: [assistant("a1")] });
+      const early = m.base.read(true);
+      m.streams.cutReplies.set("a1", m.base.newestRead);
+      readAnswered(m, early, []);
+      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([["a1"], true]);
+    });
+
+    it("with exact sync, the stored transcript at the version held decides once the chat settles", () => {
+      for (const stored of [[], [assistant("a1")]]) {
+        const { m } = makeModel();
+        applySnapshot(m, stored, true, 3);
+        m.list.messages = [assistant("a1", "rebuilt after the clear")];
+        m.streams.cutReplies.set("a1", 0);
+        settleCutReplies(m);
+        expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
       }
     });
   });
