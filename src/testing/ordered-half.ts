@@ -39,6 +39,7 @@ export class OrderedHalf {
       onConnect: () => sim.onConnect(),
       onMessage: ((connection: OrderedConnection, message: string) => sim.handle(senderOf(connection.id), JSON.parse(message) as Record<string, unknown>)) as OrderedTranscriptHost["onMessage"],
       persistMessages: (messages, without = [], options) => {
+        // oxlint-disable-next-line eslint/no-underscore-dangle -- AIChatAgent's own option name
         sim.persist(messages, without.length > 0 ? senderOf(without[0]!) : null, options?._deleteStaleRows === true);
         return Promise.resolve();
       }

@@ -26,10 +26,10 @@ describe("agents-vue/testing in Node", () => {
   });
 });
 
-describe("agents-vue/testing: an ordered agent (`ordered: true`)", () => {
-  const text = (id: string, role: UIMessage["role"], words: string): UIMessage => ({ id, role, parts: [{ type: "text", text: words }] });
-  const transcriptFrames = (agent: TestAgent) => agent.delivered.filter((frame) => ["cf_agent_chat_messages", "cf_agent_message_updated", "cf_agent_chat_clear"].includes(frame.type));
+const text = (id: string, role: UIMessage["role"], words: string): UIMessage => ({ id, role, parts: [{ type: "text", text: words }] });
+const transcriptFrames = (agent: TestAgent) => agent.delivered.filter((frame) => ["cf_agent_chat_messages", "cf_agent_message_updated", "cf_agent_chat_clear"].includes(frame.type));
 
+describe("agents-vue/testing: an ordered agent (`ordered: true`)", () => {
   it("speaks exact sync: the transcript first on connect, every transcript frame one version on, setMessages a replacement", async () => {
     const agent = createTestAgent({ ordered: true, messages: [text("u0", "user", "Hi"), text("a0", "assistant", "Hello")], replies: ["Sure"] });
     const scope = effectScope();
