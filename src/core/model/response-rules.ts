@@ -47,11 +47,12 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   }
   if (replayed) streams.at(id).unreplayed = false;
   // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
-  const replies = terminal(frame) ? [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined, streams.get(id)?.shown] : [];
+  const replies = [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined];
+  const shown = streams.get(id)?.shown;
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
-    for (const reply of replies.slice(0, 2)) if (reply !== undefined) streams.endedReplies.add(reply);
+    for (const reply of replies) if (reply !== undefined) streams.endedReplies.add(reply);
   }
   if (m.local.has(id)) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
@@ -61,7 +62,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
   // Rule (a cut reply stays only if stored): the read this end makes (an ordered server's base at once) says whether it was.
-  if (streams.cutByClear(frame)) for (const reply of replies) if (reply !== undefined) streams.cutReplies.set(reply, m.base.newestRead);
+  if (streams.cutByClear(frame)) for (const reply of [...replies, shown]) if (reply !== undefined) streams.cutReplies.set(reply, m.base.newestRead);
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
   const readBack = unseen ? "always" : streams.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.

@@ -262,12 +262,10 @@ export class StreamRecords {
    */
   unstoredCutReplies(readId: number, stored: readonly { id: string }[]): Set<string> {
     const gone = new Set<string>();
-    if (this.cutReplies.size === 0) return gone;
-    const held = new Set(stored.map((message) => message.id));
     for (const [reply, before] of this.cutReplies) {
       if (readId <= before) continue;
       this.cutReplies.delete(reply);
-      if (!held.has(reply)) gone.add(reply);
+      if (!stored.some((message) => message.id === reply)) gone.add(reply);
     }
     return gone;
   }

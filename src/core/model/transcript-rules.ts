@@ -172,7 +172,7 @@ function firstReadOvertaken<M extends UIMessage>(m: ChatModel<M>, read: Transcri
   m.base.readSettled(read, stored);
   if (!m.intents.queued.some((entry) => entry.check !== undefined)) return;
   if (stored) m.io.reconcile();
-  else if (m.intents.queued.some((entry) => entry.check !== undefined && entry.check > m.base.settledRead)) m.io.read(true);
+  else m.io.read(true);
 }
 
 /**
@@ -252,9 +252,8 @@ export function settleCutReplies<M extends UIMessage>(m: ChatModel<M>): void {
   const cut = m.streams.cutReplies;
   if (!m.base.exact || cut.size === 0) return;
   const stored = new Set(m.base.messages.map((message) => message.id));
-  const gone = new Set([...cut.keys()].filter((id) => !stored.has(id)));
+  m.remove((message) => cut.has(message.id) && !stored.has(message.id));
   cut.clear();
-  if (gone.size > 0) m.remove((message) => gone.has(message.id));
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */
