@@ -155,8 +155,8 @@ export class TranscriptReads<M extends UIMessage> {
     void readSafely(load, this.#config.label, this.#failedLoads > 0).then((stored) => {
       if (this.#disposed()) return;
       // A first load something else answered first still counts as a read (rule: an overtaken first load still checks).
-      if (base.firstLoad !== read) return void firstReadAnswered(this.#model, read, stored);
-      if (firstReadAnswered(this.#model, read, stored)) return this.#firstLoadDone();
+      const current = base.firstLoad === read;
+      if (firstReadAnswered(this.#model, read, stored)) return current && this.#firstLoadDone();
       // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send
       // none (the probe's answer came before the read failed), so with the socket open it is also made again after a
       // growing pause; a closed socket's reconnect brings frames.

@@ -394,6 +394,26 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.inside.model.intents.clear).toBeNull();
   });
 
+  it("Rule (the base wins when an observed turn ends): another tab's reply this client watched across a reconnect goes when nothing runs and the agent no longer stores it (seed 1779248916)", async () => {
+    // The clear's partial reply s1 was stored while this client's socket was down, and another tab's setMessages removed it.
+    // The connect-time transcript said so, but the overlay kept the watched reply over it, and stayed once the probe found nothing running.
+    const world = await play("otherSend 0 0, turn, stop, turn, up, deliver 1, deliver 4, clear, up, turn, deliver 3, cut, up, otherSetMessages 0 0", { ...ordered, resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages).toEqual([]);
+  });
+
+  it("Rule (the base wins when an observed turn ends): a reply built under an id of this client's, its start lost to a clear, goes at its end (seed 509237422)", async () => {
+    // A restored page followed the dead page's request; a clear emptied the stream's buffer, so the offer's replay had no start,
+    // and the reply was built under a local id next to the copy the agent stored of it (s2).
+    const world = await play("up, deliver 2, otherSend 0 0, send, turn, restart 0, reopen, otherClear, deliver 1, deliver 1, up, up, clear, turn, turn, up, turn", {
+      ...ordered,
+      resume: true,
+      seed: 18
+    });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
+  });
+
   for (const [what, steps] of [
     ["answers", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0"],
     ["fails", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0, reopen, deliver 1, failRead 0"]

@@ -250,6 +250,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
     if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
     m.io.flags({ serverStreaming: false });
+    m.dropUnstored(new Set([message.id]));
     return;
   }
   m.io.flags({ serverStreaming: true });

@@ -130,8 +130,14 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
  * Returns whether the first load is over.
  */
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): boolean {
+  // Rule (an overtaken first load still checks): a first load something else answered first (a connect-time
+  // transcript, a local replacement) shows nothing, but its answer still says what the server held after it left:
+  // an adopted send's check counts it, and the outbox looks again; if it failed, a waiting check gets a read of its own.
   if (m.base.firstLoad !== read) {
-    firstReadOvertaken(m, read, stored);
+    m.base.readSettled(read, stored);
+    if (!m.intents.queued.some((entry) => entry.check !== undefined)) return true;
+    if (stored) m.io.reconcile();
+    else m.io.read(true);
     return true;
   }
   // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
@@ -158,21 +164,6 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   m.base.hold(shown);
   m.replace(prependMissing(shown, current));
   return true;
-}
-
-/**
- * Rule (an overtaken first load still checks): a first load something else
- * answered first (a connect-time transcript, a local replacement) shows
- * nothing, but its answer still says what the server held after it left: an
- * adopted send's check counts it (`readSettled`), and the outbox looks again;
- * if it failed, a check still waiting gets a read of its own (it is made
- * again until one answers).
- */
-function firstReadOvertaken<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): void {
-  m.base.readSettled(read, stored);
-  if (!m.intents.queued.some((entry) => entry.check !== undefined)) return;
-  if (stored) m.io.reconcile();
-  else m.io.read(true);
 }
 
 /**
@@ -249,11 +240,9 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
  * so that version already says).
  */
 export function settleCutReplies<M extends UIMessage>(m: ChatModel<M>): void {
-  const cut = m.streams.cutReplies;
-  if (!m.base.exact || cut.size === 0) return;
-  const stored = new Set(m.base.messages.map((message) => message.id));
-  m.remove((message) => cut.has(message.id) && !stored.has(message.id));
-  cut.clear();
+  if (!m.base.exact) return;
+  m.dropUnstored(m.streams.cutReplies);
+  m.streams.cutReplies.clear();
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */
