@@ -8,7 +8,7 @@ import { ChatModel, type Ports } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
 import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
-import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleCutReplies, showCached } from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleEndedReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
 import { requestBody } from "./requests";
@@ -438,7 +438,7 @@ export class ChatSession<M extends UIMessage> {
     if (settledChat) {
       if (!m.observed.active) {
         removeEmptyReplies(m);
-        settleCutReplies(m);
+        settleEndedReplies(m);
       }
       if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();

@@ -86,6 +86,20 @@ describe("counterexamples the model property test found", () => {
     });
   }
 
+  for (const [seed, steps] of [
+    [684360023, "otherSend 0 0, turn, turn, deliver 3, clear, turn, otherStop, send, turn"],
+    [547828744, "otherSend 0 0, turn, turn, deliver 3, clear, clear, turn, send"],
+    [1227018722, "otherSend 0 0, turn, clear, turn, deliver 3, turn, clear, send"]
+  ] as const) {
+    it(`Rule (a cut reply stays only if stored): a read this client's own list can overtake decides nothing; the list writes the reply back (seed ${seed})`, async () => {
+      // The watched turn's end came before the server took the clear; the read its end made was served after the clear (so it
+      // lacked the reply), and this client's send, whose list carried the reply, wrote it back after that read.
+      const world = await play(steps, { load: true });
+      expect(strictly(world)).toEqual([]);
+      expect(world.messages.map((message) => message.id)).toEqual(["s1", "u4", "s2"]);
+    });
+  }
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });
@@ -412,6 +426,26 @@ describe("counterexamples the model property test found with an ordered agent", 
     });
     expect(strictly(world)).toEqual([]);
     expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
+  });
+
+  it("Rule (a buffered send went out with its socket): an edit buffered while the socket was down is not restored over a later connection's transcript (seed 1080591630)", async () => {
+    // The edit's request was buffered, went out as the socket opened, and the socket closed before any transcript came on it;
+    // another tab cleared; the next connection's transcript put the edit back as if still unsent.
+    const world = await play("otherSend 0 0, deliver 3, cut, edit 0, reopen, up, cut, otherClear", ordered);
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages).toEqual([]);
+  });
+
+  it("Rule (unnamed reply gives way): this client's continuation that found no message to extend gives way to the copy the agent stored (seed 1627913905)", async () => {
+    // A clear removed the message the tool output answered; the continuation was built under a local id, and with no read-back
+    // (exact sync) it stayed next to the agent's stored copy.
+    const world = await play("otherSend 0 340, turn, clear, turn, turn, turn, turn, turn, turn, turn, turn, restart 0, toolOutput 0", {
+      ...ordered,
+      resume: true,
+      autoContinue: true
+    });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s4"]);
   });
 
   for (const [what, steps] of [

@@ -87,7 +87,7 @@ export class StreamRecords {
    * 835076279), while this screen kept it, rebuilt from the chunks after the
    * clear. The first admitted read made after the end says which
    * (`unstoredCutReplies`); an ordered server's base does at once
-   * (`settleCutReplies`). One it lacks goes.
+   * (`settleEndedReplies`). One it lacks goes.
    */
   readonly cutReplies = new Map<string, number>();
   /** A server turn known to run that this socket cannot see (withheld, or cut by a close) (#2195). */

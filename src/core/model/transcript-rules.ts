@@ -184,8 +184,10 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (!admitted) return;
   cacheGivesWay(m);
   m.base.hold(admitted);
-  const removed = m.base.removedBefore(read, stored, m.local.size > 0);
-  for (const reply of m.streams.unstoredCutReplies(read.id, stored)) removed.add(reply);
+  const writing = m.local.size > 0;
+  const removed = m.base.removedBefore(read, stored, writing);
+  // Rule (a cut reply stays only if stored): not by a read a list of this client's can overtake (it may carry the reply).
+  if (!m.base.wroteSince(read, writing)) for (const reply of m.streams.unstoredCutReplies(read.id, stored)) removed.add(reply);
   m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
   const live = m.placement.protectedId;
@@ -234,15 +236,19 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
 }
 
 /**
- * Rule (a cut reply stays only if stored), exact sync: once the chat
- * settles, a reply of a turn a clear cut goes if the stored transcript at the
- * version held lacks it (the agent writes a reply before its `done` goes out,
- * so that version already says).
+ * Exact sync: once the chat settles, the replies whose end leaves them to the
+ * stored transcript go if it lacks them at the version held (the agent writes
+ * a reply before its `done` goes out, so that version already says): rule (a
+ * cut reply stays only if stored), and rule (unnamed reply gives way): a
+ * reply built under an id of this client's (its stream named none), whose
+ * stored copy the agent keeps under its own.
  */
-export function settleCutReplies<M extends UIMessage>(m: ChatModel<M>): void {
+export function settleEndedReplies<M extends UIMessage>(m: ChatModel<M>): void {
   if (!m.base.exact) return;
-  m.dropUnstored(m.streams.cutReplies);
-  m.streams.cutReplies.clear();
+  const { cutReplies, unnamedReplies } = m.streams;
+  m.dropUnstored({ has: (id) => cutReplies.has(id) || unnamedReplies.has(id) });
+  cutReplies.clear();
+  unnamedReplies.clear();
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */

@@ -9,7 +9,7 @@ import {
   readAnswered,
   receivedClear,
   removeEmptyReplies,
-  settleCutReplies
+  settleEndedReplies
 } from "../../../src/core/model/transcript-rules";
 import { requested } from "../../../src/core/model/continuation";
 import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../../support/model-harness";
@@ -255,6 +255,17 @@ describe("transcript rules", () => {
       }
     });
 
+    it("a read a list of this client's can overtake decides nothing (the list may carry the reply); a later one does", () => {
+      const { m } = makeModel({ messages: [assistant("a1")] });
+      m.streams.cutReplies.set("a1", m.base.newestRead);
+      const read = m.base.read(true);
+      m.base.listWritten();
+      readAnswered(m, read, []);
+      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([["a1"], true]);
+      readAnswered(m, m.base.read(true), []);
+      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([[], false]);
+    });
+
     it("a read that left before the turn ended decides nothing", () => {
       const { m } = makeModel({ messages: [assistant("a1")] });
       const early = m.base.read(true);
@@ -263,13 +274,22 @@ describe("transcript rules", () => {
       expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([["a1"], true]);
     });
 
+    it("Rule (unnamed reply gives way), exact sync: a reply built under an id of this client's goes once the chat settles", () => {
+      const { m } = makeModel();
+      applySnapshot(m, [assistant("s1")], true, 3);
+      m.list.messages = [assistant("s1"), assistant("gen-1")];
+      m.streams.unnamedReplies.add("gen-1");
+      settleEndedReplies(m);
+      expect([idsOf(m.messages), m.streams.unnamedReplies.size]).toEqual([["s1"], 0]);
+    });
+
     it("with exact sync, the stored transcript at the version held decides once the chat settles", () => {
       for (const stored of [[], [assistant("a1")]]) {
         const { m } = makeModel();
         applySnapshot(m, stored, true, 3);
         m.list.messages = [assistant("a1", "rebuilt after the clear")];
         m.streams.cutReplies.set("a1", 0);
-        settleCutReplies(m);
+        settleEndedReplies(m);
         expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
       }
     });
