@@ -137,7 +137,7 @@ export class ChatSession<M extends UIMessage> {
         chat: () => this.chat,
         endProbeHold: () => {
           this.#resumes.forgetError();
-          this.#transport.cancelPendingResume();
+          console.log("DBG cancel", this.#transport.isAwaitingResume(), this.#transport.cancelPendingResume(), this.#transport.isAwaitingResume());
         },
         reconcile: () => this.#scheduleReconcile(),
         disposed: () => this.#disposed
@@ -374,6 +374,8 @@ export class ChatSession<M extends UIMessage> {
     m.streams.stopping(m.local);
     try {
       this.#transport.cancelActiveServerTurn();
+      // Rule (a stopped probe waits no more): the transport ignores a resume's abort, and chat.stop() waits for it (issue 46).
+      this.#transport.cancelPendingResume();
       await this.chat.stop();
     } finally {
       this.#transport.abortActiveToolContinuation();

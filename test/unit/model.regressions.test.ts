@@ -100,6 +100,14 @@ describe("counterexamples the model property test found", () => {
     });
   }
 
+  it("Rule (a stopped probe waits no more): a probe stop() ended does not take this client's next regenerate as a second stream (once the limitation probe-takes-own-request)", async () => {
+    // The transport does not watch a resume's abort signal and the AI SDK's stop waits for the resume to settle, so the probe
+    // stop() aborted stayed pending, was sent again on the next socket, and took the regenerate's stream; its own stream never ended.
+    const world = await play("otherSend, deliver 1, turn, fail, cut, stop, turn, up, regenerate, reopen, up, turn", { resume: true });
+    expect(world.gaps.has("probe-takes-own-request")).toBe(false);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });
@@ -426,6 +434,12 @@ describe("counterexamples the model property test found with an ordered agent", 
     });
     expect(strictly(world)).toEqual([]);
     expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
+  });
+
+  it("Rule (a stopped probe waits no more): the mount probe stop() ended does not take the regenerate made after a drop (seed 1525825722)", async () => {
+    const world = await play("stop, otherSend 0 0, deliver 3, cut, regenerate, up, reopen, otherClear, up, turn", { ...ordered, resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.session.chat.status).toBe("ready");
   });
 
   it("Rule (a buffered send went out with its socket): an edit buffered while the socket was down is not restored over a later connection's transcript (seed 1080591630)", async () => {
