@@ -8,7 +8,7 @@ import { ChatModel, type Ports } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
 import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
-import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleEndedReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
 import { requestBody } from "./requests";
@@ -138,7 +138,7 @@ export class ChatSession<M extends UIMessage> {
         chat: () => this.chat,
         endProbeHold: () => {
           this.#resumes.forgetError();
-          this.#transport.cancelPendingResume();
+          console.log("DBG cancel", this.#transport.isAwaitingResume(), this.#transport.cancelPendingResume(), this.#transport.isAwaitingResume());
         },
         reconcile: () => this.#scheduleReconcile(),
         disposed: () => this.#disposed
@@ -375,6 +375,8 @@ export class ChatSession<M extends UIMessage> {
     m.streams.stopping(m.local);
     try {
       this.#transport.cancelActiveServerTurn();
+      // Rule (a stopped probe waits no more): the transport ignores a resume's abort, and chat.stop() waits for it (issue 46).
+      this.#transport.cancelPendingResume();
       await this.chat.stop();
     } finally {
       this.#transport.abortActiveToolContinuation();
@@ -449,7 +451,10 @@ export class ChatSession<M extends UIMessage> {
     else this.#resumes.launchContinuation();
     this.#resumes.probeAfterReconnect();
     if (settledChat) {
-      if (!m.observed.active) removeEmptyReplies(m);
+      if (!m.observed.active) {
+        removeEmptyReplies(m);
+        settleEndedReplies(m);
+      }
       if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
       this.#outbox.flush();

@@ -38,6 +38,16 @@ export interface TestAgentOptions<State = unknown, Methods extends Record<string
   /** The transcript the server holds at the start (what the first read returns). */
   messages?: UIMessage[];
   /**
+   * The agent runs the ordered server half, `orderTranscript` from
+   * `agents-vue/server` (exact sync), as an agent that calls it in its
+   * constructor does: every transcript frame carries a version, a new
+   * socket gets the stored transcript first (`connect: true`), snapshot
+   * requests are answered, and a client's `setMessages` list (also
+   * {@link OtherTab.setMessages}) replaces the stored transcript. Default
+   * `false`: a stock `AIChatAgent`.
+   */
+  ordered?: boolean;
+  /**
    * How fast replies stream: milliseconds between two chunks (default `0`:
    * one chunk per task), or `"manual"`: a chunk goes out only on
    * {@link TestAgent.advance}. Starting and ending a turn, stops and
@@ -176,7 +186,7 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
     const host = options.host ?? "agents.test";
     this.socket = markRaw(new TestSocket(this, agent, name, host));
     this.url = `http://${host}/agents/${agent}/${name}`;
-    this.#server = new SimAgent(this, this.#down);
+    this.#server = new SimAgent(this, this.#down, { ordered: options.ordered === true });
     this.#identity = { agent, name };
     this.#agent = new AgentProtocol(options, { send: (conn, frame) => this.#toClient(conn, frame) });
     this.WebSocket = testWebSocket({ socket: this.socket, attach: (face, at) => this.#attach(face, at), detach: (face) => this.#face === face && this.drop() });

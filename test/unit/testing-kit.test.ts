@@ -7,7 +7,8 @@ import { build } from "esbuild";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { effectScope } from "vue";
 import { useAgentChat } from "../../src";
-import { createTestAgent, type Reply } from "../../src/testing";
+import type { UIMessage } from "ai";
+import { createTestAgent, type Reply, type TestAgent } from "../../src/testing";
 import { pageInNode } from "../support/node-renderer";
 import { ChatPanel, runScenario, scenarioAgent } from "../support/testing-kit";
 
@@ -44,6 +45,56 @@ describe("agents-vue/testing in Node", () => {
     await agent.advance("turn");
     expect(page.texts("message-assistant")).toEqual(["Hello! How can I help?"]);
     expect(page.text("status")).toBe("ready");
+  });
+});
+
+const text = (id: string, role: UIMessage["role"], words: string): UIMessage => ({ id, role, parts: [{ type: "text", text: words }] });
+const transcriptFrames = (agent: TestAgent) => agent.delivered.filter((frame) => ["cf_agent_chat_messages", "cf_agent_message_updated", "cf_agent_chat_clear"].includes(frame.type));
+
+describe("agents-vue/testing: an ordered agent (`ordered: true`)", () => {
+  it("speaks exact sync: the transcript first on connect, every transcript frame one version on, setMessages a replacement", async () => {
+    const agent = createTestAgent({ ordered: true, messages: [text("u0", "user", "Hi"), text("a0", "assistant", "Hello")], replies: ["Sure"] });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    expect(agent.delivered[0]).toMatchObject({ type: "cf_agent_chat_messages", version: 0, connect: true });
+    expect(chat.messages.value.map((message) => message.id)).toEqual(["u0", "a0"]);
+
+    await chat.sendMessage({ text: "Help me" });
+    await agent.settled();
+    // Another tab's setMessages replaces the transcript on an ordered agent (a stock one keeps what the list leaves out).
+    agent.otherTab.setMessages(agent.transcript.slice(0, 2));
+    await agent.settled();
+    expect(agent.transcript.map((message) => message.id)).toEqual(["u0", "a0"]);
+    expect(chat.messages.value).toEqual(agent.transcript);
+    const versions = transcriptFrames(agent).map((frame) => frame.version);
+    expect(versions).toEqual(versions.map((_, index) => index));
+    expect(chat.status.value).toBe("ready");
+  });
+
+  it("answers a snapshot request on the socket with the transcript and its version", async () => {
+    const agent = createTestAgent({ ordered: true, messages: [text("u0", "user", "Hi")] });
+    const scope = effectScope();
+    scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }));
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    agent.socket.send(JSON.stringify({ type: "agents_vue_snapshot_request", id: "s-1" }));
+    await agent.settled();
+    expect(agent.delivered.at(-1)).toEqual({ type: "cf_agent_chat_messages", messages: [text("u0", "user", "Hi")], version: 0, snapshot: "s-1" });
+  });
+
+  it("without it, the agent is a stock AIChatAgent: no versions, and setMessages keeps what its list leaves out", async () => {
+    const agent = createTestAgent({ messages: [text("u0", "user", "Hi"), text("a0", "assistant", "Hello")] });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    agent.otherTab.setMessages([]);
+    await agent.settled();
+    expect(agent.transcript.map((message) => message.id)).toEqual(["u0", "a0"]);
+    expect(transcriptFrames(agent).every((frame) => frame.version === undefined)).toBe(true);
+    expect(chat.messages.value).toEqual([]);
   });
 });
 

@@ -46,13 +46,13 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
     if (last?.role === "assistant") streams.unsequenced.add(last.id);
   }
   if (replayed) streams.at(id).unreplayed = false;
+  // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
+  const replies = [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined];
+  const shown = streams.get(id)?.shown;
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
-    // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
-    for (const reply of [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined]) {
-      if (reply !== undefined) streams.endedReplies.add(reply);
-    }
+    for (const reply of replies) if (reply !== undefined) streams.endedReplies.add(reply);
   }
   if (m.local.has(id)) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
@@ -61,6 +61,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const named = streams.get(id)?.replyId;
   if (named !== undefined) m.placement.release(named);
   m.io.reconcile();
+  // Rule (a cut reply stays only if stored): the read this end makes (an ordered server's base at once) says whether it was.
+  if (streams.cutByClear(frame)) for (const reply of [...replies, shown]) if (reply !== undefined) streams.cutReplies.set(reply, m.base.newestRead);
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
   const readBack = unseen ? "always" : streams.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
@@ -248,6 +250,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
     if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
     m.io.flags({ serverStreaming: false });
+    m.dropUnstored(new Set([message.id]));
     return;
   }
   m.io.flags({ serverStreaming: true });

@@ -178,6 +178,13 @@ describe("resume rules", () => {
       expect([m.link.sawClose, m.streams.heldTurn, m.placement.protectedId, m.streams.get("x")?.acked]).toEqual([true, "r", undefined, false]);
     });
 
+    it("Rule (a buffered send went out with its socket): forgets the sends the transport buffered before that socket opened", () => {
+      const { m } = makeModel();
+      m.intents.buffered.add("u1");
+      socketClosed(m);
+      expect([...m.intents.buffered]).toEqual([]);
+    });
+
     it("without resume, asks again an idle probe the close cut off", () => {
       const { m } = makeModel({ settings: { resume: false } });
       m.probes.idleId = "idle-1";
