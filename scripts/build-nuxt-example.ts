@@ -12,11 +12,13 @@
  *    fresh page shows them without reading `/get-messages` on its first open;
  * 6. a reply renders as Markdown (bold, a list, code) live and in the
  *    server's HTML; HTML in a reply shows as text; after the reply, its first
- *    line and the composer are both in view (desktop and phone sizes);
+ *    line and the composer are both in view, and the code block's copy
+ *    button covers none of its code (desktop and phone sizes);
  * 7. Stop stops this tab's reply (the agent is told, the text stops growing);
  * 8. a turn sent from a second tab shows as streaming in the first
  *    (`UChatMessages` and the submit button), then settles.
- * No page may report an error or a warning. Screenshot: artifacts/nuxt/page.png.
+ * No page may report an error or a warning, and the agent's `wrangler dev`
+ * no network failure (it runs offline). Screenshot: artifacts/nuxt/page.png.
  *
  * Exits non-zero on any failure. `--skip-install` reuses examples/nuxt/node_modules as is.
  */
@@ -65,6 +67,30 @@ const ASSISTANT = '[data-testid="chat-messages"] [data-slot="root"][data-role="a
 /** The assistant's messages as `UChatMessages` renders them (not its empty "thinking" indicator). */
 const assistantTexts = async (page: Page) =>
   (await page.locator(ASSISTANT).evaluateAll((nodes) => nodes.map((node) => node.textContent?.trim() ?? ""))).filter(Boolean);
+
+/**
+ * "" when the copy button of the last reply's code block covers none of its code, else what it covers: each text
+ * line's box against the button's (shown on hover on wide screens, always on narrow ones).
+ */
+function copyButtonOverlap(page: Page): Promise<string> {
+  return page.evaluate((selector) => {
+    const pre = [...document.querySelectorAll(selector)].at(-1)?.querySelector("pre");
+    const button = pre?.parentElement?.querySelector(":scope > button");
+    if (!pre || !button) return "the reply's code block or its copy button is missing";
+    const box = button.getBoundingClientRect();
+    const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const line of range.getClientRects()) {
+        if (line.width === 0 || line.height === 0) continue;
+        const overlaps = line.left < box.right && line.right > box.left && line.top < box.bottom && line.bottom > box.top;
+        if (overlaps) return `the copy button (${box.left.toFixed(0)}–${box.right.toFixed(0)} × ${box.top.toFixed(0)}–${box.bottom.toFixed(0)} px) covers code "${node.textContent?.trim().slice(0, 40)}" (${line.left.toFixed(0)}–${line.right.toFixed(0)} px)`;
+      }
+    }
+    return "";
+  }, ASSISTANT);
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -200,6 +226,8 @@ async function main(): Promise<void> {
             () => false
           );
           check(placed, `${viewport.width}×${viewport.height}: ${await placement()}`);
+          const covered = await copyButtonOverlap(page);
+          check(covered === "", `${viewport.width}×${viewport.height}: ${covered}`);
           await page.screenshot({ path: join(OUT, `markdown-${viewport.width}.png`) });
         });
       }
@@ -285,6 +313,11 @@ async function main(): Promise<void> {
           timeout: TIMEOUT
         });
       });
+    });
+    const started = worker;
+    await phase("the agent's wrangler dev printed no network failure (offline: no Request.cf download)", async () => {
+      const printed = started.recentOutput();
+      check(!/Request\.cf|workers\.cloudflare\.com|ENOTFOUND|EAI_AGAIN/.test(printed), `wrangler dev printed a network failure:\n${printed}`);
     });
   } finally {
     await browser?.close();

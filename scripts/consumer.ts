@@ -12,8 +12,11 @@
  *    holds, from the shared npm cache) into a fresh Vite + Vue app
  *    (test/fixtures/consumer/vite-app), a copy of the test fixture worker whose
  *    `agents-vue/server` import now means the package, a copy of
- *    examples/nuxt without its src/ alias, and a copy of examples/starter
- *    (its own package.json, agents-vue swapped for the tarball);
+ *    examples/nuxt without its src/ alias, a copy of examples/starter
+ *    (its own package.json, agents-vue swapped for the tarball), and a
+ *    scratch project holding the Testing guide's examples verbatim
+ *    (test/support/readme-files.ts), run by Vitest with @vue/test-utils in
+ *    jsdom and in browser mode;
  * 4. a TypeScript consumer is type-checked under `moduleResolution` bundler
  *    and node16, and so is the starter; the worker is bundled by
  *    `wrangler deploy --dry-run`; the apps are built; the starter is built
@@ -23,7 +26,11 @@
  *    starter under its own `vite dev` (offline, its scripted model), and
  *    Chromium streams replies through the built Vite app (two turns with
  *    `sendOnlyNewMessages`, rebuilt by the installed server half), the
- *    starter (Markdown rendered, echoed HTML inert) and the built Nuxt app.
+ *    starter (Markdown rendered, echoed HTML inert; at 1280×800 and 390×844
+ *    it follows new replies and reopens a conversation at its end, shows no
+ *    empty-state text while a history loads, keeps code chips dark in dark
+ *    mode and says when the agent cannot be reached:
+ *    test/support/starter-checks.ts) and the built Nuxt app.
  *
  * Prints each step with its time and exits non-zero on the first failure,
  * keeping the folder (its path is printed); `--keep` keeps it always.
@@ -41,6 +48,8 @@ import { STARTUP_TIMEOUTS } from "../test/support/startup.ts";
 import { startNitro, type NitroServer } from "../test/support/nitro.ts";
 import { checkReleaseDocs, checkTarball, readTarball, type PackageManifest, type PackedFile } from "../test/support/package-contents.ts";
 import { askAndStream, until, withPage } from "../test/support/pages.ts";
+import { readmeFiles } from "../test/support/readme-files.ts";
+import { STARTER_VIEWPORTS, checkStarterConversation, checkStarterWrongAgent } from "../test/support/starter-checks.ts";
 import { check, createSteps, run } from "../test/support/steps.ts";
 import { startViteDev, type ViteDevServer } from "../test/support/vite-dev.ts";
 import { startWorker, type WorkerServer } from "../test/support/wrangler.ts";
@@ -60,6 +69,35 @@ const env: NodeJS.ProcessEnv = {
 };
 // One npm cache for every install (the machine's), and no network round trip for what it already holds.
 const NPM_INSTALL = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
+/** The scratch project's Vitest config for the Testing guide's examples (see that step). */
+const README_TESTS_CONFIG = `import { fileURLToPath } from "node:url";
+import vue from "@vitejs/plugin-vue";
+import { playwright } from "@vitest/browser-playwright";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [vue()],
+  resolve: { alias: { "@": fileURLToPath(new URL("./src", import.meta.url)) } },
+  test: {
+    projects: [
+      { extends: true, test: { name: "jsdom", environment: "jsdom", include: ["src/**/*.test.ts"], exclude: ["src/**/*.browser.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: ["src/**/*.browser.test.ts"],
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({ launchOptions: { executablePath: process.env.CHROMIUM_PATH || undefined, args: JSON.parse(process.env.CHROMIUM_ARGS ?? "[]") } }),
+            instances: [{ browser: "chromium" }]
+          }
+        }
+      }
+    ]
+  }
+});
+`;
 /** examples/starter's budget: the JavaScript its built page loads before it runs, gzipped (Vite's figure). */
 const STARTER_INITIAL_JS_GZIP = 150_000;
 
@@ -191,6 +229,7 @@ async function main(): Promise<void> {
   const workerDir = join(work, "worker");
   const nuxtDir = join(work, "nuxt");
   const starterDir = join(work, "starter");
+  const readmeTestsDir = join(work, "readme-tests");
   const files = repoFiles();
   const filesUnder = (folder: string) => files.filter((path) => path.startsWith(`${folder}/`));
 
@@ -299,6 +338,29 @@ async function main(): Promise<void> {
     await run("npm", NPM_INSTALL, { cwd: starterDir, env, quiet: true });
   });
 
+  await steps.step("install: a scratch project with the Testing guide's examples, verbatim (@vue/test-utils, jsdom)", async () => {
+    const files = readmeFiles(readFileSync(join(ROOT, "docs/guide/testing.md"), "utf8"));
+    const paths = files.map((file) => file.path);
+    for (const expected of ["src/components/Chat.vue", "src/components/Chat.test.ts", "src/components/Counter.test.ts"]) {
+      check(paths.includes(expected), `the Testing guide (docs/guide/testing.md) no longer shows ${expected} (it shows ${paths.join(", ")}); update the consumer tier`);
+    }
+    for (const file of files) {
+      mkdirSync(dirname(join(readmeTestsDir, file.path)), { recursive: true });
+      writeFileSync(join(readmeTestsDir, file.path), file.text);
+    }
+    // What a Vite + Vue app's Vitest setup holds: the Vue plugin, the `@` alias to src/, jsdom for *.test.ts and
+    // browser mode (Chromium through Playwright) for *.browser.test.ts, as the guide's examples are named.
+    writeFileSync(join(readmeTestsDir, "vitest.config.ts"), README_TESTS_CONFIG);
+    writeJson(join(readmeTestsDir, "package.json"), {
+      name: "consumer-readme-tests",
+      private: true,
+      type: "module",
+      dependencies: { [manifest.name]: packageSpec, ...peers },
+      devDependencies: pinned(["vitest", "@vitest/browser-playwright", "playwright", "vite", "@vitejs/plugin-vue", "@vue/test-utils", "jsdom"])
+    });
+    await run("npm", NPM_INSTALL, { cwd: readmeTestsDir, env, quiet: true });
+  });
+
   await steps.step("type-check: a consumer (moduleResolution bundler, node16)", async () => {
     const tsc = binOf(appDir, "tsc");
     for (const config of ["tsconfig.bundler.json", "tsconfig.node16.json"]) {
@@ -363,6 +425,22 @@ async function main(): Promise<void> {
     const bundled = readdirSync(out).filter((name) => name.endsWith(".js")).map((name) => readFileSync(join(out, name), "utf8")).join("\n");
     check(bundled.includes("AIChatAgent") || bundled.includes("cf_agent_use_chat"), "the deployed bundle holds no AIChatAgent");
     check(!bundled.includes("offline scripted model"), "the deployed bundle holds the offline scripted model; it is for `npm run dev` only");
+  });
+
+  await steps.step("vitest: the Testing guide's examples pass as written (jsdom and browser mode, default options)", async () => {
+    const testFiles = readdirSync(join(readmeTestsDir, "src", "components")).filter((name) => name.endsWith(".test.ts"));
+    const output = await run(process.execPath, [binOf(readmeTestsDir, "vitest"), "run"], {
+      cwd: readmeTestsDir,
+      env: { ...env, CHROMIUM_PATH: chromiumPath() ?? "", CHROMIUM_ARGS: JSON.stringify(chromiumArgs) },
+      quiet: true
+    });
+    // oxlint-disable-next-line no-control-regex -- colour codes, if any, around the summary
+    const summary = /Tests\s+(\d+) passed \((\d+)\)/.exec(output.replace(/\x1b\[[0-9;]*m/g, ""));
+    check(
+      summary && summary[1] === summary[2] && Number(summary[1]) === testFiles.length,
+      `vitest did not pass one test per test file of the Testing guide (${testFiles.join(", ")}):\n${output.trim().split("\n").slice(-20).join("\n")}`
+    );
+    console.log(`    ${summary[1]} tests passed: ${testFiles.join(", ")}`);
   });
 
   let fixture: WorkerServer | undefined;
@@ -434,6 +512,16 @@ async function main(): Promise<void> {
       const printed = starterServer.output();
       check(!/Request\.cf|workers\.cloudflare\.com|ENOTFOUND|EAI_AGAIN/.test(printed), `the starter's vite dev printed a network failure:\n${printed}`);
     });
+
+    for (const viewport of STARTER_VIEWPORTS) {
+      await steps.step(
+        `chromium: the starter at ${viewport.width}×${viewport.height}: follows new replies, reopens at the end, no empty-state flash, dark code chips`,
+        () => checkStarterConversation(openBrowser, starterOrigin, viewport)
+      );
+      await steps.step(`chromium: the starter at ${viewport.width}×${viewport.height}: a mistyped agent shows connectionError in plain words`, () =>
+        checkStarterWrongAgent(openBrowser, starterOrigin, viewport)
+      );
+    }
 
     await steps.step("chromium: the Nuxt app streams a reply", async () => {
       await withPage(openBrowser, nuxtOrigin, async (page, frames) => {

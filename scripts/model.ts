@@ -1,7 +1,10 @@
 /**
  * `npm run test:model`: the chat model's property test at full size (200,000
- * runs) with a fresh seed, printed first. `SEED=<n>` replays a run and
- * `RUNS=<n>` changes its size; `npm test` runs 1,500 with a fixed seed.
+ * runs per server) with a fresh seed, printed first, against a stock
+ * `AIChatAgent` and against one running `orderTranscript` (exact sync).
+ * `-- --server ordered` or `-- --server stock` runs one of them. `SEED=<n>`
+ * replays a run and `RUNS=<n>` changes its size; `npm test` runs 1,500 stock
+ * runs and 600 ordered ones with a fixed seed.
  */
 import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
@@ -11,10 +14,18 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const given = process.env.SEED;
 const seed = given && /^\d+$/.test(given) ? Number(given) >>> 0 : Math.floor(Math.random() * 2 ** 31);
 const runs = process.env.RUNS && /^\d+$/.test(process.env.RUNS) ? process.env.RUNS : "200000";
-console.log(`model: seed ${seed}, ${runs} runs (rerun with SEED=${seed} npm run test:model)`);
+const args = process.argv.slice(2);
+const at = args.indexOf("--server");
+const server = at >= 0 ? args.splice(at, 2)[1] : (process.env.SERVER ?? "");
+if (server && server !== "ordered" && server !== "stock") {
+  console.error(`test:model: --server takes "ordered" or "stock", not "${server}"`);
+  process.exit(2);
+}
+const which = server ? `the ${server} agent` : "a stock agent and an ordered one";
+console.log(`model: seed ${seed}, ${runs} runs against ${which} (rerun with SEED=${seed} npm run test:model${server ? ` -- --server ${server}` : ""})`);
 const result = spawnSync(
   process.execPath,
-  [join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--project", "unit", "test/unit/model.property.test.ts", ...process.argv.slice(2)],
-  { cwd: root, stdio: "inherit", env: { ...process.env, SEED: String(seed), RUNS: runs, MODEL_FULL: "1" } }
+  [join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--project", "unit", "test/unit/model.property.test.ts", ...args],
+  { cwd: root, stdio: "inherit", env: { ...process.env, SEED: String(seed), RUNS: runs, MODEL_FULL: "1", SERVER: server } }
 );
 process.exit(result.status ?? 1);

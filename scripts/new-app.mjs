@@ -97,10 +97,16 @@ const where = isAbsolute(target) ? app : relative(process.env.INIT_CWD ?? proces
 const node = userNode();
 console.log(`
 new-app: ${app} is ready: examples/starter, named ${name}, with ${manifest.name} from ${tarball}.`);
+const cloneNode = join(ROOT, "node_modules", "node", "bin");
 if (node.major < MIN_NODE) {
+  // npm ci put Node 22 here (the `node` dev dependency): no download, no nvm needed.
+  const path = cloneNode.includes(" ") ? JSON.stringify(cloneNode) : cloneNode;
   console.log(`
-  agents-vue needs Node ${MIN_NODE} or newer to install and run; your node is ${node.version}.
-  Switch to Node ${MIN_NODE} first (e.g. \`nvm install ${MIN_NODE}\`), then run the commands below.`);
+  agents-vue needs Node ${MIN_NODE} or newer to install and run; your npm runs on Node ${node.version}.
+  This checkout already has Node ${MIN_NODE} (npm ci put it in node_modules/node/bin). To use it for the app,
+  in the shell where you run the commands below (offline too):
+    export PATH=${path}:$PATH
+  or switch to Node ${MIN_NODE} another way (e.g. \`nvm install ${MIN_NODE}\`).`);
 }
 console.log(`
 Next:

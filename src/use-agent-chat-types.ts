@@ -138,6 +138,22 @@ export interface UseAgentChatReturn<M extends UIMessage = UIMessage> {
   isLoading: Readonly<ShallowRef<boolean>>;
   /** Messages sent while the socket was down, waiting to go out (also shown in `messages`). */
   queuedMessages: Readonly<ShallowRef<M[]>>;
+  /**
+   * Experimental, with the AI SDK's `experimental_queue` option: the messages
+   * sent while this tab's reply streams or waits for a tool result or an
+   * approval, in the order they will go out (not in `messages` until then).
+   * Always empty without the option.
+   */
+  experimental_queuedMessages: Readonly<ShallowRef<M[]>>;
+  /** Experimental (`experimental_queue`): takes the queued message `id` off the queue; it is not sent. */
+  experimental_removeQueuedMessage: (id: string) => void;
+  /**
+   * Experimental (`experimental_queue`): sends the queued message `id` next,
+   * now. A reply of this tab's in progress is stopped first, as `stop()`
+   * stops it (the server turn is cancelled too); the rest of the queue
+   * follows. Nothing happens for an id that is not queued.
+   */
+  experimental_sendQueuedMessageNow: (id: string) => Promise<void>;
   /** The transcript on screen is the cached copy (`persist`), not yet replaced by the server's. */
   isCached: Readonly<ShallowRef<boolean>>;
   /** Resolves once the first transcript is in. */

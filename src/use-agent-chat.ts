@@ -197,6 +197,7 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     connectionStatus: shallowReadonly(cells.connection),
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
+    experimental_queuedMessages: shallowReadonly(cells.sdkQueued),
     isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {

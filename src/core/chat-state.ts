@@ -1,4 +1,5 @@
 import type { ChatState, ChatStatus, UIMessage } from "ai";
+import { withheldPublications } from "./publications";
 
 /** The smallest reactive cell the core needs: Vue's `shallowRef` fits it. */
 export interface Cell<T> {
@@ -26,6 +27,8 @@ export interface PublishingChatStateOptions<M extends UIMessage> {
   decorate?: (message: M) => M;
   /** Called after any change: `"messages"` for the transcript, `"status"` for status or error. */
   onChange?: (kind: "messages" | "status") => void;
+  /** Where the AI SDK's queue (`experimental_queue`) is published, at once, each time it changes. */
+  queued?: Cell<M[]>;
 }
 
 /**
@@ -55,12 +58,16 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   readonly #cells: Pick<PublishingChatStateOptions<M>, "messages" | "status" | "error">;
   readonly #decorate: ((message: M) => M) | undefined;
   readonly #onChange: ((kind: "messages" | "status") => void) | undefined;
+  #queue: M[] = [];
+  readonly #queueCell: Cell<M[]> | undefined;
 
   constructor(options: PublishingChatStateOptions<M>) {
     this.#working = options.initialMessages;
     this.#cells = options;
     this.#decorate = options.decorate;
     this.#onChange = options.onChange;
+    this.#queueCell = options.queued;
+    if (this.#queueCell) this.#queueCell.value = [];
     const ms = options.throttleMs;
     this.#throttleMs = ms !== undefined && Number.isFinite(ms) && ms > 0 ? ms : undefined;
     this.#publishNow();
@@ -99,6 +106,20 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   };
 
   snapshot = snapshotMessage;
+
+  /**
+   * The AI SDK's queue (`experimental_queue`), kept here so a change reaches
+   * `experimental_queuedMessages` at once (a state without it keeps the queue
+   * in the chat, unseen).
+   */
+  get experimental_queuedMessages(): M[] {
+    return this.#queue;
+  }
+
+  set experimental_queuedMessages(queue: M[]) {
+    this.#queue = queue;
+    if (this.#active && this.#queueCell) this.#queueCell.value = [...queue];
+  }
 
   get status(): ChatStatus {
     return this.#statusValue;
@@ -149,8 +170,13 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
   flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#pending = false;
+    this.#setPending(false);
     this.#publishNow();
+  }
+
+  /** Whether a change waits for the throttle window to end (see `publications.ts`). */
+  #setPending(pending: boolean): void {
+    if (pending !== this.#pending) withheldPublications((this.#pending = pending) ? 1 : -1);
   }
 
   /** Stops publishing and releases the timer; the cells keep their last values. */
@@ -176,14 +202,14 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
       this.#publishNow();
       this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
     } else {
-      this.#pending = true;
+      this.#setPending(true);
     }
   }
 
   readonly #windowEnded = (): void => {
     this.#timer = undefined;
     if (!this.#active || !this.#pending) return;
-    this.#pending = false;
+    this.#setPending(false);
     this.#publishNow();
     this.#timer = setTimeout(this.#windowEnded, this.#throttleMs);
   };
@@ -243,6 +269,12 @@ export function placedChatState<M extends UIMessage>(
     },
     set messages(next: M[]) {
       state.messages = next;
+    },
+    get experimental_queuedMessages() {
+      return state.experimental_queuedMessages;
+    },
+    set experimental_queuedMessages(queue: M[]) {
+      state.experimental_queuedMessages = queue;
     },
     pushMessage: (message: M) => place(message),
     popMessage: () => state.popMessage(),

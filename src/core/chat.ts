@@ -141,7 +141,7 @@ export function chatSettings<M extends UIMessage>(options: ChatOptions<M>, body?
 }
 
 /** The cells a chat publishes into, made with `cell`: Vue's `shallowRef` in the composable, a plain `{ value }` elsewhere. */
-export function chatCells<M extends UIMessage>(cell: <T>(value: T) => Cell<T>): SessionCells<M> & { cached: Cell<boolean> } {
+export function chatCells<M extends UIMessage>(cell: <T>(value: T) => Cell<T>): SessionCells<M> & { cached: Cell<boolean>; sdkQueued: Cell<M[]> } {
   return {
     messages: cell<M[]>([]),
     status: cell<ChatStatus>("ready"),
@@ -154,6 +154,7 @@ export function chatCells<M extends UIMessage>(cell: <T>(value: T) => Cell<T>): 
     loading: cell(false),
     runningToolCalls: cell<ReadonlySet<string>>(new Set()),
     queued: cell<M[]>([]),
+    sdkQueued: cell<M[]>([]),
     cached: cell(false)
   };
 }
@@ -287,6 +288,10 @@ export function chatActions<M extends UIMessage>(current: () => ChatSession<M> |
       if (process.env.NODE_ENV !== "production") warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
       session().tools.addToolResult(args);
     },
-    addToolApprovalResponse
+    addToolApprovalResponse,
+    /** With `experimental_queue`: takes a message off the AI SDK's queue; it is not sent. */
+    experimental_removeQueuedMessage: (id: string) => current()?.chat.experimental_removeQueuedMessage(id),
+    /** With `experimental_queue`: sends that queued message now, stopping a reply of this tab's as `stop()` does. */
+    experimental_sendQueuedMessageNow: (id: string) => current()?.sendQueuedNow(id) ?? Promise.resolve()
   };
 }

@@ -17,6 +17,26 @@ function mergeMetadata(current: unknown, next: unknown): unknown {
   return isRecord(current) ? { ...current, ...next } : { ...next };
 }
 
+/**
+ * Rule (an observed approval keeps what the AI SDK keeps): the approval a
+ * `tool-approval-request` chunk asks for, with every field the AI SDK's own
+ * stream reader keeps on the sender's tab: the id, `descriptor` (the chunk's
+ * `approvalDescriptor`), `inputSchemaInput` (when the chunk has the field),
+ * `requestReason` (the chunk's `reason`), `isAutomatic` (only when true) and
+ * `signature`. Upstream's builder keeps the id and the descriptor only.
+ */
+function requestedApproval(chunk: Loose): Loose {
+  const approval = defined({ id: str(chunk.approvalId) ?? "", descriptor: chunk.approvalDescriptor, requestReason: chunk.reason, isAutomatic: chunk.isAutomatic === true || undefined, signature: chunk.signature });
+  if ("inputSchemaInput" in chunk) approval.inputSchemaInput = chunk.inputSchemaInput;
+  return approval;
+}
+
+/** `fields` without the ones that are `null` or `undefined`. */
+function defined(fields: Loose): Loose {
+  for (const key in fields) if (fields[key] == null) delete fields[key];
+  return fields;
+}
+
 function parsePartialInput(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -161,6 +181,9 @@ export class ObservedMessage {
       case "tool-output-denied":
         this.#applyToolChunk(type, chunk);
         return;
+      case "tool-approval-response":
+        this.#applyApprovalResponse(chunk);
+        return;
       default:
         if (type.startsWith("data-")) this.#applyDataChunk(type, chunk);
     }
@@ -248,7 +271,7 @@ export class ObservedMessage {
         // A continuation replays the approval it continues from: an answered one is not asked again.
         if (settled || part.state === "approval-responded") return;
         part.state = "approval-requested";
-        part.approval = { id: str(chunk.approvalId) ?? "" };
+        part.approval = requestedApproval(chunk);
         return;
       case "tool-output-available":
         if (part.state === "output-available" && part.preliminary !== true) return;
@@ -267,6 +290,22 @@ export class ObservedMessage {
         part.state = "output-denied";
         return;
     }
+  }
+
+  /**
+   * An answer to an approval this stream asked for, by its id: the server
+   * decided it (`isAutomatic`) or recorded the user's. As in the AI SDK, the
+   * part is `approval-responded` and its approval gains `approved` and the
+   * answer's `reason`; a settled part stays as it is.
+   */
+  #applyApprovalResponse(chunk: Loose): void {
+    const approvalId = str(chunk.approvalId);
+    if (!approvalId) return;
+    const part = this.parts.findLast((candidate) => ((candidate as Loose).approval as Loose | undefined)?.id === approvalId) as Loose | undefined;
+    if (!part || SETTLED_TOOL_STATES.has(part.state as string)) return;
+    part.state = "approval-responded";
+    part.approval = { ...(part.approval as Loose), ...defined({ approved: chunk.approved === true, reason: chunk.reason }) };
+    Object.assign(part, defined({ providerExecuted: chunk.providerExecuted, callProviderMetadata: chunk.providerMetadata }));
   }
 
   #applyDataChunk(type: string, chunk: Loose): void {

@@ -11,8 +11,8 @@ import type { SessionConfig } from "./settings";
 const RETRY_MS = 1000;
 const pauseAfter = (failures: number) => Math.min(RETRY_MS * 2 ** failures, 30_000);
 
-/** Agents (host and class) that sent a chat of this page their transcript as its socket connected. */
-const pushingAgents = new Set<string>();
+/** Agents (host and class) that sent a chat of this page their transcript as its socket connected (page state: the model's simulation starts each page without it). */
+export const pushingAgents = new Set<string>();
 
 /**
  * The session's transcript reads: the first load (and `isLoading`, `ready`)
@@ -158,8 +158,10 @@ export class TranscriptReads<M extends UIMessage> {
     this.#config.cells.loading.value = true;
     const read = (base.firstLoad = base.read(false));
     void readSafely(load, this.#config.label, this.#failedLoads > 0).then((stored) => {
-      if (this.#disposed() || base.firstLoad !== read) return;
-      if (this.#model.dispatch(() => firstReadAnswered(this.#model, read, stored))) return this.#firstLoadDone();
+      if (this.#disposed()) return;
+      // A first load something else answered first still counts as a read (rule: an overtaken first load still checks).
+      const current = base.firstLoad === read;
+      if (this.#model.dispatch(() => firstReadAnswered(this.#model, read, stored))) return current && this.#firstLoadDone();
       // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send
       // none (the probe's answer came before the read failed), so with the socket open it is also made again after a
       // growing pause; a closed socket's reconnect brings frames.

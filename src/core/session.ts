@@ -6,7 +6,7 @@ import { ChatModel, type Effect, type View } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
 import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
 import { cancelHandshake, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
-import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, showCached } from "./model/transcript-rules";
+import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleEndedReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
 import { requestBody } from "./requests";
@@ -66,7 +66,8 @@ export class ChatSession<M extends UIMessage> {
       error: cells.error,
       throttleMs: config.throttleMs,
       decorate: (message) => this.#model?.tools.withResults(message) ?? message,
-      onChange: (kind) => this.#onStateChange(kind)
+      onChange: (kind) => this.#onStateChange(kind),
+      queued: cells.sdkQueued
     });
     this.#bridge = new SocketBridge(config.socket, {
       message: (data) => this.#model.dispatch(() => this.#onSocketData(data)),
@@ -370,6 +371,8 @@ export class ChatSession<M extends UIMessage> {
     m.turns.stopping(m.turns.local);
     try {
       this.#transport.cancelActiveServerTurn();
+      // Rule (a stopped probe waits no more): the AI SDK's stop() waits for a resume that waits for the server's answer (issue 46).
+      m.dispatch(() => cancelHandshake(m));
       await this.chat.stop();
     } finally {
       this.#transport.abortActiveToolContinuation();
@@ -379,6 +382,18 @@ export class ChatSession<M extends UIMessage> {
         this.#send({ type: Wire.streamResumeRequest, probeId: (m.continuation as { probeId: string }).probeId });
       } else if (isRunning(m.continuation)) m.continuation = { kind: "idle" };
     }
+  }
+
+  /**
+   * The AI SDK's `experimental_sendQueuedMessageNow`, stopped as `stop()`
+   * stops: a request of this tab's in progress is cancelled on the server
+   * too, so the queued message is not left waiting behind it there.
+   */
+  async sendQueuedNow(id: string): Promise<void> {
+    if (!this.chat.experimental_queuedMessages.some((message) => message.id === id)) return;
+    const status = this.#state.status;
+    if (status === "submitted" || status === "streaming") await this.stop();
+    await this.chat.experimental_sendQueuedMessageNow(id);
   }
 
   /** Clears the transcript here and on the server (see `localClear`). */
@@ -434,7 +449,10 @@ export class ChatSession<M extends UIMessage> {
     else this.#transport.launchContinuation();
     this.#transport.probeAfterReconnect();
     if (settledChat) {
-      if (!m.observed.active) removeEmptyReplies(m);
+      if (!m.observed.active) {
+        removeEmptyReplies(m);
+        settleEndedReplies(m);
+      }
       if (!this.#config.cells.serverStreaming.value && !m.turns.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
       this.#outbox.flush();

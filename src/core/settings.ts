@@ -97,6 +97,8 @@ export interface SessionCells<M extends UIMessage> {
   loading: Cell<boolean>;
   runningToolCalls: Cell<ReadonlySet<string>>;
   queued: Cell<M[]>;
+  /** The AI SDK's own queue (`experimental_queue`): messages it holds until this tab's turn settles. */
+  sdkQueued?: Cell<M[]>;
   /** A cached transcript is on screen (`persist`), until the server's arrives. */
   cached?: Cell<boolean>;
 }

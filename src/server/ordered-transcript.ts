@@ -193,7 +193,7 @@ function replacementOf(message: unknown): UIMessage[] | undefined {
   return data.messages.every((item) => isRecord(item) && typeof item.id === "string") ? (data.messages as UIMessage[]) : undefined;
 }
 
-const idsOf = (messages: readonly UIMessage[]): string => JSON.stringify(messages.map((message) => message.id));
+const idsOf = (messages: readonly unknown[]): string => JSON.stringify(messages.map((message) => (isRecord(message) ? message.id : undefined)));
 
 /** The id of a snapshot request, `null` for one without a usable id, undefined for other messages. */
 function snapshotRequestOf(message: unknown): string | null | undefined {
@@ -264,7 +264,14 @@ export function orderTranscript(agent: OrderedTranscriptHost): void {
     // transcript as it stands now.
     const stored = agent.messages;
     const next = version.advance();
-    const stamped = stamp(message as string, frame, next);
+    // Rule (a whole frame is the stored transcript): `AIChatAgent` sends a
+    // list as it came (a chat request's before and after writing it, a
+    // client's setMessages), and writes it without deleting what it lacks, so
+    // the list can lack what the agent stores (another client's message the
+    // sender had not seen). At a version, a client takes a whole frame for the
+    // transcript: it goes as the agent stores it.
+    const whole = frame.type !== CHAT_MESSAGES || idsOf(frame.messages) === idsOf(stored);
+    const stamped = whole ? stamp(message as string, frame, next) : messagesFrame(stored, next);
     broadcast(stamped, without);
     if (without && without.length > 0) {
       // The sockets left out get the whole transcript at this version, never a
@@ -298,9 +305,9 @@ export function orderTranscript(agent: OrderedTranscriptHost): void {
    * socket, the sender's too, gets what is left at the next version); the
    * agent then writes the list as usual (added and changed messages, at the
    * version after). If the agent stores something else than the list (it
-   * renamed a message, or keeps its own order), every socket gets what it
-   * stores at one more version: the sender never keeps a transcript the
-   * server does not hold.
+   * renamed a message, or keeps its own order), that version carries what it
+   * stores (rule: a whole frame is the stored transcript): the sender never
+   * keeps a transcript the server does not hold.
    */
   const replace = async (connection: OrderedConnection, message: unknown, list: UIMessage[]): Promise<unknown> => {
     const listed = new Set(list.map((item) => item.id));
@@ -315,9 +322,8 @@ export function orderTranscript(agent: OrderedTranscriptHost): void {
       // A list that only removes: the one version says it all.
       if (JSON.stringify(agent.messages) === JSON.stringify(list)) return undefined;
     }
-    const result = await onMessage(connection, message);
-    if (idsOf(agent.messages) !== idsOf(list)) agent.broadcast(JSON.stringify({ type: CHAT_MESSAGES, messages: agent.messages }));
-    return result;
+    // The agent writes the list and broadcasts it: what it stores goes (rule: a whole frame is the stored transcript).
+    return onMessage(connection, message);
   };
 
   agent.onMessage = ((connection: OrderedConnection, message: unknown) => {

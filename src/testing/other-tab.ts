@@ -10,7 +10,7 @@ export interface OtherTab {
   clear(): void;
   /** Stops the running turn. */
   stop(): void;
-  /** Replaces the stored transcript with this list (written by id, nothing deleted, as `setMessages` does). */
+  /** Sends this list as `setMessages` does: written by id, nothing deleted (an `ordered` agent replaces the stored transcript with it). */
   setMessages(messages: UIMessage[]): void;
   /** Answers a tool call waiting for input; `autoContinue` (default `true`) queues a continuation turn. */
   addToolOutput(options: { toolCallId: string; output: unknown; autoContinue?: boolean }): void;

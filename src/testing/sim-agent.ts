@@ -1,6 +1,7 @@
 import { CHAT_MESSAGE_TYPES } from "agents/chat";
+import { OrderedHalf } from "./ordered-half";
 import { applyToStored, replyPlan } from "./replies";
-import { type Chunk, type Down, type M, type Part, type ScriptedReply, type Sender, SimulationError, type Taken, type WorldPort, clone } from "./sim-port";
+import { type Chunk, type Down, type M, type Part, type ScriptedReply, type Sender, SimulationError, type Taken, type WorldPort, clone, connectionId, senderOf } from "./sim-port";
 
 /**
  * A simulated `AIChatAgent`: the stored transcript, serialized turns that
@@ -14,7 +15,20 @@ import { type Chunk, type Down, type M, type Part, type ScriptedReply, type Send
  * (`agents-vue/testing`, `./test-agent.ts`, which drives it on timers).
  * "This client" is the one connection the driver follows; every other
  * client is reduced to what it makes the server do (`Sender` `other`).
+ *
+ * With `ordered` the agent runs the ordered server half that ships
+ * (`orderTranscript` from `agents-vue/server`, `./ordered-half.ts`): every
+ * transcript frame carries a version, the sockets a broadcast leaves out get
+ * the whole transcript at it, a socket gets the transcript first on connect,
+ * snapshot requests are answered and a client's `setMessages` list replaces
+ * the stored transcript.
  */
+
+/** How the simulated agent runs. */
+export interface SimAgentOptions {
+  /** The agent runs `orderTranscript` (exact sync). Default: a stock `AIChatAgent`. */
+  ordered?: boolean;
+}
 
 interface Turn {
   requestId: string;
@@ -53,11 +67,16 @@ export class SimAgent {
   continuationPending: { requestId: string; owner: Sender } | null = null;
   continuationActive: { requestId: string; owner: Sender } | null = null;
   private ids = 0;
+  /** The ordered server half over this agent, when it runs one. */
+  readonly ordered: OrderedHalf | null;
 
   constructor(
     private readonly world: WorldPort,
-    readonly down: Down[]
-  ) {}
+    readonly down: Down[],
+    options: SimAgentOptions = {}
+  ) {
+    this.ordered = options.ordered ? new OrderedHalf(this) : null;
+  }
 
   newId(prefix: string): string {
     return `${prefix}${++this.ids}`;
@@ -90,10 +109,32 @@ export class SimAgent {
     if (conn === this.conn) this.toMe(frame);
   }
 
-  /** Broadcast to every client but the sender. */
-  private broadcast(frame: Record<string, unknown>, sender: Sender | null, live = false): void {
+  /**
+   * Broadcast to every client but the sender (`_broadcastChatMessage`). An
+   * ordered agent's goes through `Agent#broadcast`, which ordering wraps, and
+   * also leaves out a socket waiting to ACK a resume (`_pendingResumeConnections`),
+   * as `AIChatAgent` does; ordering sends that one the whole transcript.
+   */
+  private broadcast(frame: Record<string, unknown>, sender: Sender | null): void {
+    if (this.ordered) {
+      const without = sender ? [connectionId(sender)] : [];
+      if (this.open && this.pendingResume) without.push(connectionId({ kind: "me", conn: this.conn }));
+      this.ordered.host.broadcast(JSON.stringify(frame), without);
+      return;
+    }
     if (sender?.kind === "me" && sender.conn === this.conn) return;
-    this.toMe(frame, live);
+    this.toMe(frame);
+  }
+
+  /** `Agent#broadcast` under ordering: the frame reaches this client's open connection unless `without` names it. */
+  deliverBroadcast(raw: string, without: readonly string[] = []): void {
+    if (this.open && !without.includes(connectionId({ kind: "me", conn: this.conn }))) this.toMe(JSON.parse(raw) as Record<string, unknown>);
+  }
+
+  /** A connection by id, as `Agent#getConnection` hands it out: what it is sent reaches this client while that connection is open (other clients are not followed). */
+  connection(id: string): { id: string; send(message: string): void } {
+    const sender = senderOf(id);
+    return { id, send: (message) => sender.kind === "me" && sender.conn === this.conn && this.toMe(JSON.parse(message) as Record<string, unknown>) };
   }
 
   private activeTurn(): Turn | null {
@@ -107,23 +148,38 @@ export class SimAgent {
   // ── Frames from this client ──
 
   receive(conn: number, frame: Record<string, unknown>): void {
-    const me: Sender = { kind: "me", conn };
+    this.enter({ kind: "me", conn }, frame);
+  }
+
+  /** A frame from a client reaches the agent's message handler: ordering's wrapper first, when the agent runs it. */
+  private enter(sender: Sender, frame: Record<string, unknown>): void {
+    if (!this.ordered) return this.handle(sender, frame);
+    const handled = this.ordered.host.onMessage(this.connection(connectionId(sender)) as never, JSON.stringify(frame) as never);
+    // A `setMessages` list is written after ordering's own write: a failure there must not go unseen.
+    if (handled instanceof Promise) handled.catch((error: unknown) => console.error("[sim-agent] a frame failed on the ordered agent:", error));
+  }
+
+  /** `AIChatAgent#onMessage`: a frame from a client (`taken` counts this client's). */
+  handle(sender: Sender, frame: Record<string, unknown>): void {
+    const me = sender;
+    const mine = sender.kind === "me";
+    const conn = sender.kind === "me" ? sender.conn : -1;
     switch (frame.type) {
       case CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST: {
         // The request's body travels as JSON in `init.body`, as a fetch would carry it.
         const body = JSON.parse(String((frame.init as { body?: unknown } | undefined)?.body ?? "{}")) as { messages?: M[] };
-        this.taken.requests++;
+        if (mine) this.taken.requests++;
         return this.request(me, frame.id as string, body.messages ?? [], this.world.nextReplyShape());
       }
       case CHAT_MESSAGE_TYPES.TOOL_APPROVAL: {
         return this.toolApproval(me, frame.toolCallId as string, frame.approved === true, frame.autoContinue === true);
       }
       case CHAT_MESSAGE_TYPES.CHAT_CLEAR:
-        this.taken.clears++;
+        if (mine) this.taken.clears++;
         return this.clear(me, this.world.coin());
       case CHAT_MESSAGE_TYPES.CHAT_MESSAGES:
-        this.taken.replaces++;
-        return this.replaceStored(me, frame.messages as M[]);
+        if (mine) this.taken.replaces++;
+        return this.persist(frame.messages as M[], me, false);
       case CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL:
         return this.cancel(frame.id as string);
       case CHAT_MESSAGE_TYPES.TOOL_RESULT:
@@ -143,7 +199,7 @@ export class SimAgent {
    * stored transcript drops the rest (`_deleteStaleRows`), and the other
    * clients are sent the list itself, not the transcript the server now holds.
    */
-  private persist(list: M[], sender: Sender, deleteStale: boolean): void {
+  persist(list: M[], sender: Sender | null, deleteStale: boolean): void {
     const prior = new Set(this.stored.map((message) => message.id));
     for (const message of list) {
       const index = this.stored.findIndex((candidate) => candidate.id === message.id);
@@ -167,11 +223,11 @@ export class SimAgent {
    */
   toldMe = true;
 
-  private tell(list: M[], sender: Sender): void {
+  private tell(list: M[], sender: Sender | null): void {
     const same = sameIds(list, this.stored);
     const reachesMe = this.open && !(sender?.kind === "me" && sender.conn === this.conn);
     if (reachesMe) this.toldMe = same;
-    else if (sender.kind === "me" && !same) this.toldMe = false;
+    else if (sender?.kind === "me" && !same) this.toldMe = false;
     this.broadcast({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages: list }, sender);
   }
 
@@ -227,9 +283,9 @@ export class SimAgent {
     this.broadcast({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR }, sender);
   }
 
-  /** A client's `setMessages` list: written by id, nothing deleted. */
+  /** A client's `setMessages` list: written by id, nothing deleted (an ordered agent replaces the transcript with it). */
   replaceStored(sender: Sender, messages: M[]): void {
-    this.persist(messages, sender, false);
+    this.enter(sender, { type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
   }
 
   cancel(requestId: string): void {
@@ -280,7 +336,9 @@ export class SimAgent {
       holder = this.stored.find((message) => apply(message));
       if (holder) this.remember();
     }
-    if (holder) this.toMe({ type: CHAT_MESSAGE_TYPES.MESSAGE_UPDATED, message: holder });
+    // Sent to every client, the one that answered too.
+    if (holder && this.ordered) this.broadcast({ type: CHAT_MESSAGE_TYPES.MESSAGE_UPDATED, message: holder }, null);
+    else if (holder) this.toMe({ type: CHAT_MESSAGE_TYPES.MESSAGE_UPDATED, message: holder });
     if (!autoContinue) return;
     const requestId = this.newId("c");
     this.continuationPending = { requestId, owner: sender };
@@ -340,11 +398,17 @@ export class SimAgent {
     this.toMe({ type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE, id: requestId, body: "", done: true, replay: true, ...(outcome ? { outcome } : {}) });
   }
 
-  /** This client's connection opened: a running stream is offered on it, or a probe for an accepted turn is told to wait. */
+  /** This client's connection opened: a running stream is offered on it (an ordered agent sends its transcript first). */
   connected(conn: number): void {
     this.conn = conn;
     this.open = true;
     this.pendingResume = this.parked = this.awaitingContinuation = false;
+    if (this.ordered) this.ordered.host.onConnect(this.connection(connectionId({ kind: "me", conn })) as never, {} as never);
+    else this.onConnect();
+  }
+
+  /** `AIChatAgent#onConnect`: a running stream is offered. */
+  onConnect(): void {
     if (this.activeTurn()) this.notifyResuming();
   }
 

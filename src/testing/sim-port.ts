@@ -38,6 +38,17 @@ export interface WorldPort {
 
 export type Sender = { kind: "me"; conn: number } | { kind: "other" };
 
+/** The connection id a broadcast's `without` names: this client's connection by generation, every other client as one. */
+export function connectionId(sender: Sender): string {
+  return sender.kind === "me" ? `me-${sender.conn}` : "other";
+}
+
+/** The sender a connection id names. */
+export function senderOf(id: string): Sender {
+  return id.startsWith("me-") ? { kind: "me", conn: Number(id.slice(3)) } : { kind: "other" };
+}
+
+
 /**
  * How many of this client's writes of each kind the server had taken (`setMessages` lists, clears, chat requests):
  * a frame sent before it took a write of this client's can arrive after the client made it.

@@ -1,6 +1,7 @@
 import type { UIMessage } from "ai";
 import { markRaw } from "vue";
 import type { AgentSocket } from "../core/connection";
+import { withheldPublications } from "../core/publications";
 import { AgentProtocol, type TestAgentProtocolOptions, type TestHandler, identityOf } from "./agent-protocol";
 import { type OtherTab, otherTab } from "./other-tab";
 import { type Reply, replyChunks } from "./replies";
@@ -36,6 +37,16 @@ export interface TestAgentOptions<State = unknown, Methods extends Record<string
   reply?: (turn: TestTurn) => Reply;
   /** The transcript the server holds at the start (what the first read returns). */
   messages?: UIMessage[];
+  /**
+   * The agent runs the ordered server half, `orderTranscript` from
+   * `agents-vue/server` (exact sync), as an agent that calls it in its
+   * constructor does: every transcript frame carries a version, a new
+   * socket gets the stored transcript first (`connect: true`), snapshot
+   * requests are answered, and a client's `setMessages` list (also
+   * {@link OtherTab.setMessages}) replaces the stored transcript. Default
+   * `false`: a stock `AIChatAgent`.
+   */
+  ordered?: boolean;
   /**
    * How fast replies stream: milliseconds between two chunks (default `0`:
    * one chunk per task), or `"manual"`: a chunk goes out only on
@@ -106,7 +117,9 @@ export interface TestAgent<State = unknown> {
   /**
    * With `pace: "manual"`: waits for a turn to stream (a request may still
    * be on its way), lets its next `chunks` chunks go out (default 1;
-   * `"turn"`: all the rest of it) and resolves once things are still again.
+   * `"turn"`: all the rest of it) and resolves once things are still again
+   * (see {@link settled}): the chat shows what those chunks brought, whatever
+   * its `throttle`.
    */
   advance(chunks?: number | "turn", timeoutMs?: number): Promise<void>;
   /** Fails the running turn now (thrown on the server; one error frame ends it). */
@@ -118,8 +131,10 @@ export interface TestAgent<State = unknown> {
   /**
    * Resolves once nothing moves any more: no frame on its way, no read
    * unanswered, no turn queued or streaming (with `pace: "manual"`, a
-   * streaming turn waiting for {@link advance} counts as still). Rejects
-   * after `timeoutMs` (default 5000) naming what is still pending.
+   * streaming turn waiting for {@link advance} counts as still), and no chat
+   * holding an update back for its `throttle` window, so what the chat
+   * received is on screen. Rejects after `timeoutMs` (default 5000) naming
+   * what is still pending.
    */
   settled(timeoutMs?: number): Promise<void>;
   /** A `fetch` that answers `GET <url>/get-messages` from the stored transcript (and 404 for anything else). */
@@ -171,7 +186,7 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
     const host = options.host ?? "agents.test";
     this.socket = markRaw(new TestSocket(this, agent, name, host));
     this.url = `http://${host}/agents/${agent}/${name}`;
-    this.#server = new SimAgent(this, this.#down);
+    this.#server = new SimAgent(this, this.#down, { ordered: options.ordered === true });
     this.#identity = { agent, name };
     this.#agent = new AgentProtocol(options, { send: (conn, frame) => this.#toClient(conn, frame) });
     this.WebSocket = testWebSocket({ socket: this.socket, attach: (face, at) => this.#attach(face, at), detach: (face) => this.#face === face && this.drop() });
@@ -402,6 +417,9 @@ class TestAgentImpl<State> implements TestAgent<State>, WorldPort {
     const released = this.#releasedFor === server.running ? this.#released : 0;
     const waitingForAdvance = this.#options.pace === "manual" && released === 0 && this.#chunkNext();
     if ((server.running || server.queue.length > 0) && !waitingForAdvance) pending.push("a turn running or queued");
+    // What the chat received but still holds back for its throttle window is not on screen yet.
+    const withheld = withheldPublications();
+    if (withheld > 0) pending.push(`${withheld} chat(s) holding an update for their throttle window`);
     return pending;
   }
 

@@ -592,6 +592,44 @@ describe("a clear that interrupts this client's turn, on a server that names no 
   }
 });
 
+describe("a reply a clear cut that the server never stores (chaos seed 835076279, many clients)", () => {
+  // The agent let the turn run on after the clear and stored nothing of it; this screen rebuilt the reply from the
+  // chunks after the clear, and the read the turn's end made (lacking it) was merged like any other.
+  for (const whose of ["this client's", "another tab's"] as const) {
+    for (const stored of [false, true]) {
+      it(`${whose} reply, rebuilt after the clear, ${stored ? "stays when the read its end makes holds it" : "goes when the read its end makes lacks it"}`, async () => {
+        const partial: UIMessage = { id: "a1", role: "assistant", parts: [{ type: "step-start" }, { type: "text", text: "w0 w1 w2 w3 ", state: "done" }] };
+        let reads = 0;
+        const { socket, chat } = setupWith({ getInitialMessages: () => Promise.resolve(reads++ < 2 || !stored ? [] : [partial]) });
+        await openIdle(socket);
+        await chat.ready;
+        let id = "other-request";
+        if (whose === "this client's") {
+          void chat.sendMessage({ text: "question" }).catch(() => {});
+          id = await requestId(socket);
+        }
+        startText(socket, id, "a1", "w0 w1 ");
+        await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toContain("a1"));
+        chat.clearHistory();
+        expect(chat.messages.value).toEqual([]);
+        // The clear's read answers (the clear's hold ends) before the turn goes on.
+        await vi.waitFor(() => expect(reads).toBe(2));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        // The turn runs on: its chunks after the clear build the reply again here.
+        socket.chunk(id, { type: "text-delta", id: "t", delta: "w2 w3 " });
+        await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["a1"]));
+        socket.chunk(id, { type: "text-end", id: "t" });
+        socket.chunk(id, { type: "finish" });
+        socket.done(id);
+        await vi.waitFor(() => expect(reads).toBe(3));
+        await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(chat.messages.value.map((m) => m.id)).toEqual(stored ? ["a1"] : []);
+      });
+    }
+  }
+});
+
 describe("a stop the server took too late (chaos: many clients)", () => {
   for (const outcome of ["completed", "aborted"] as const) {
     it(`a turn this client stopped before its reply started, which the server stored anyway (outcome ${outcome}), is read back`, async () => {

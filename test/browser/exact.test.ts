@@ -174,6 +174,37 @@ describe("exact sync: versioned transcripts", () => {
   });
 });
 
+describe("a reply a clear cut (exact sync; chaos seed 835076279)", () => {
+  for (const stored of [false, true]) {
+    it(`${stored ? "stays when the version before its end holds it" : "goes when no version holds it at its end"}`, async () => {
+      spyReads();
+      const socket = orderedSocket();
+      const chat = mount(socket, { generateId: () => "u1" });
+      socket.open();
+      socket.push(connectFrame([], 0));
+      await vi.waitFor(() => expect(chat.isLoading.value).toBe(false));
+      void chat.sendMessage({ text: "question" }).catch(() => {});
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_use_chat_request")).toHaveLength(1));
+      const id = socket.sentOf("cf_agent_use_chat_request")[0]!.id as string;
+      socket.push({ type: "cf_agent_chat_messages", messages: [user("u1")], version: 1 });
+      for (const chunk of textReply("a1", ["w0 ", "w1 "]).slice(0, 4)) socket.chunk(id, chunk);
+      await vi.waitFor(() => expect(chat.messages.value.map((m) => m.id)).toEqual(["u1", "a1"]));
+      chat.clearHistory();
+      // The clear's version reaches its sender as a whole transcript; the turn runs on after it.
+      socket.push({ type: "cf_agent_chat_messages", messages: [], version: 2 });
+      socket.chunk(id, { type: "text-delta", id: "t", delta: "w2 " });
+      await vi.waitFor(() => expect(texts(chat.messages.value)).toEqual(["w0 w1 w2 "]));
+      socket.chunk(id, { type: "text-end", id: "t" });
+      socket.chunk(id, { type: "finish" });
+      if (stored) socket.push({ type: "cf_agent_chat_messages", messages: [reply("a1", "w2 ")], version: 3 });
+      socket.done(id);
+      await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
+      await settle();
+      expect(chat.messages.value.map((m) => m.id)).toEqual(stored ? ["a1"] : []);
+    });
+  }
+});
+
 describe("connect-time transcripts without versions (a Think chat server)", () => {
   it("answer the first load as a snapshot, and a reconnect reads nothing", async () => {
     let answer!: (response: Response) => void;

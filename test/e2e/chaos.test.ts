@@ -542,6 +542,7 @@ describe("chaos: reload while offline with queued sends", () => {
   }, 900_000);
 });
 
+// Upstream #1485: a turn the restarted server recovers under a new request id must not leave the chat streaming.
 describe("chaos: server restart", () => {
   it("wrangler dev stops mid-stream and starts again on the same port and persist dir", async () => {
     const figures = new Figures("server restart");

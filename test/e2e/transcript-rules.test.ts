@@ -134,6 +134,7 @@ async function seedHistory(name: string) {
   seeder.unmount();
 }
 
+// Upstream #1356 (fixed by #1358): a socket with no address yet (getHttpUrl() "") must not break the first render.
 describe("the transcript is read once a shared socket names its address (issue 21, 7)", () => {
   // HTTP reads: an ordered agent pushes the transcript on the socket instead.
   onStockAgent();

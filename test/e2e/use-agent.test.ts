@@ -262,6 +262,7 @@ describe("useAgent: address changes", () => {
     unmount();
   });
 
+  // Upstream #836: a cached async query reused an expired token on reconnect.
   it("a query function is asked again on every connect (fresh tokens)", async () => {
     const name = uniqueName("token-fn");
     let issued = 0;
@@ -408,6 +409,35 @@ describe("useAgentChat over useAgent's connection", () => {
     owner.unmount();
   });
 
+  it("a new name (and token) on the owner reads the new conversation's history, never the old one's (upstream #1874)", async () => {
+    const first = uniqueName("history-a");
+    const second = uniqueName("history-b");
+    // The second conversation already has a history, written by another client.
+    const writer = mountComposable(() => useAgentChat({ client: { agent: CHAT_AGENT, host: agentHost(), name: second } }));
+    await writer.result;
+    await writer.result.sendMessage({ text: "stored in the second conversation" });
+    writer.unmount();
+
+    const name = ref(first);
+    const token = ref("token-a");
+    const { owner, chat } = openOwnerAndChat(name, () => ({ token: token.value }));
+    await chat.result;
+    await chat.result.sendMessage({ text: "in the first conversation" });
+    const readsOfFirst = (await readLog(first)).filter((entry) => entry.kind === "get-messages").length;
+
+    name.value = second;
+    token.value = "token-b";
+    await vi.waitFor(() => expect(owner.result.identity.value?.name).toBe(second));
+    await vi.waitFor(() => expect(chat.result.messages.value.map(textOf)).toEqual(["stored in the second conversation", expect.any(String)]));
+    expect((await readLog(second)).filter((entry) => entry.kind === "get-messages").length).toBeGreaterThan(0);
+    expect(owner.result.client.value?.url).toContain("token=token-b");
+    // The switch read nothing more of the first conversation.
+    expect((await readLog(first)).filter((entry) => entry.kind === "get-messages")).toHaveLength(readsOfFirst);
+    chat.unmount();
+    owner.unmount();
+  });
+
+  // Upstream #929: requests go out on the socket the chat is on, never a stale one.
   it("a new name on the owner moves the shared chat to that conversation", async () => {
     const first = uniqueName("chat-a");
     const second = uniqueName("chat-b");

@@ -1,3 +1,4 @@
+import { httpAddressOf } from "../../src/core/address";
 import { type ChatOptions, chatCells, createChatSession } from "../../src/core/chat";
 import type { AgentSocket } from "../../src/core/connection";
 import { decodeSocketFrame } from "../../src/core/frames";
@@ -8,6 +9,7 @@ import { defaultSettings } from "./model-harness";
 import { SimAgent } from "../../src/testing/sim-agent";
 import type { Down } from "../../src/testing/sim-port";
 import { WorldClock } from "./world/clock";
+import { pushingAgents } from "../../src/core/reads";
 import { WorldStore } from "./world/store";
 import { createChatPersistence } from "../../src/persist";
 import type { ChatPersistence, ConversationStore } from "../../src/core/persistence";
@@ -94,7 +96,6 @@ const realSetImmediate = setImmediate;
 /** Lets every promise continuation queued so far run (a macrotask the world does not fake). */
 const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
 let current: World | null = null;
-
 /** The socket the session is handed, as `AgentClient` looks to it: the world opens and closes it and delivers its frames. */
 /** Pages of every world so far: each page's host is its own. */
 let pagesEver = 0;
@@ -188,8 +189,20 @@ export class World implements WorldPort {
    * whole stored transcript (not itself stale) settles them.
    */
   readonly unpromised = new Set<string>();
-  /** Open counterexamples the lead decides on (see `GAPS`): a run that hits one is not held to convergence. */
+  /** Open counterexamples the lead decides on (see `GAPS`): a run that hits one is not held to convergence (with a stock agent). */
   readonly gaps = new Set<string>();
+  /**
+   * The server runs the ordered server half (`orderTranscript`, exact sync):
+   * every version reaches this client, so nothing of what a stock agent does
+   * not promise applies. The world registers none of those excuses, and a run
+   * is held to every invariant (see `violations`).
+   */
+  readonly ordered: boolean;
+
+  /** What the real system does not promise, with a stock agent (an ordered world excuses nothing). */
+  private excuse(why: string): void {
+    if (!this.ordered) this.unpromised.add(why);
+  }
   /** The options the session reads, as `useAgentChat` defaults them. */
   readonly settings: SessionSettings<M>;
   /** The last transcript read the session made, and whether it is the first load. */
@@ -213,7 +226,7 @@ export class World implements WorldPort {
   /** Another tab's list from before this client's clear writes back what the clear removed (see `GAPS`). */
   private writesBackCleared(list: readonly M[]): void {
     const held = this.inside.model.intents.clear?.cleared;
-    if (held && list.some((message) => held.has(message.id))) this.gap("stale-list-restores-cleared");
+    if (held && list.some((message) => held.has(message.id)) && !this.ordered) this.gap("stale-list-restores-cleared");
   }
 
   /** Requests this client sent or the AI SDK resumed: its status follows them. */
@@ -258,7 +271,7 @@ export class World implements WorldPort {
 
   /** A new world with this client's session constructed and its socket open; the previous world's session is disposed. */
   static async create(options: WorldOptions & { seed: number; trace?: boolean }): Promise<World> {
-    current?.session.dispose();
+    current?.leavePage();
     current = null;
     clock.install();
     clock.reset();
@@ -275,7 +288,7 @@ export class World implements WorldPort {
 
   /** Disposes the last world's session and gives the process its clock, `fetch` and `Math.random` back. */
   static async release(): Promise<void> {
-    current?.session.dispose();
+    current?.leavePage();
     current = null;
     await drain();
     clock.uninstall();
@@ -287,7 +300,8 @@ export class World implements WorldPort {
   private constructor(readonly options: WorldOptions & { seed: number; trace?: boolean }) {
     this.random = generator(options.seed);
     this.settings = defaultSettings<M>({ resume: options.resume, autoContinueAfterToolResult: options.autoContinue });
-    this.server = new SimAgent(this, this.down);
+    this.ordered = options.ordered === true;
+    this.server = new SimAgent(this, this.down, { ordered: this.ordered });
     this.start();
   }
 
@@ -304,6 +318,12 @@ export class World implements WorldPort {
     this.lastRead = null;
     this.readingFirst = false;
     const socket = this.socket;
+    // A page knows which agents push their transcript on connect only from its own chats (`pushingAgents`, page state;
+    // the factory keys an agent by its address without the instance name, and each page has a host of its own).
+    // An ordered world with an odd seed starts its first page as if an earlier chat of it had seen this agent push
+    // (rule: first frame decides): the first load then waits for the connect-time transcript instead of reading.
+    this.agentKey = httpAddressOf(socket)!.replace(/\/[^/]*$/, "");
+    if (this.ordered && this.pages === 1 && options.seed % 2 === 1) pushingAgents.add(this.agentKey);
     // A reload runs the app's module again: `indexedDBPersistence()` is created anew over the same storage.
     const persist = options.persist ? this.watchQueued(createChatPersistence(this.store.handle())) : undefined;
     // The chat as an app that owns its socket makes it: the default `/get-messages` reads through `fetch`.
@@ -320,6 +340,15 @@ export class World implements WorldPort {
     const base = this.inside.model.base;
     const read = base.read.bind(base);
     base.read = (always, attempt) => (this.lastRead = read(always, attempt));
+  }
+
+  /** This page's key for its agent (see `start`). */
+  private agentKey = "";
+
+  /** The page goes: its session is disposed, and what it knew of the agent with it. */
+  private leavePage(): void {
+    this.session.dispose();
+    pushingAgents.delete(this.agentKey);
   }
 
   /** Notes each send the session hands its store as queued. */
@@ -649,7 +678,7 @@ export class World implements WorldPort {
     const warnings: string[] = [];
     console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(" "));
     try {
-      this.session.dispose();
+      this.leavePage();
     } finally {
       console.warn = warn;
     }
@@ -726,7 +755,7 @@ export class World implements WorldPort {
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
     const stale = next.taken.replaces < this.replaces || next.taken.clears < this.clears.length;
     if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();
-    if (frame.kind === "messages" || frame.kind === "message-updated") {
+    if ((frame.kind === "messages" || frame.kind === "message-updated") && !this.ordered) {
       if (next.taken.replaces < this.replaces) this.unpromised.add("a transcript frame the server sent before it took this client's setMessages arrived after it");
       // A clear made offline holds nothing back (it needs an open socket so that the clear reaches the server before its read).
       if (this.clears.slice(next.taken.clears).includes(true)) this.unpromised.add("a transcript frame the server sent before it took this client's offline clear arrived after it");
@@ -753,13 +782,13 @@ export class World implements WorldPort {
     open.respond(new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } }));
     await drain();
     // Documented: a clear's hold ends without its read when setMessages replaced the transcript, or frames kept overtaking the read; what it held back stays out.
-    if (held && m.intents.clear === null && !admitted) this.unpromised.add("a clear's hold ended without an admitted read");
+    if (held && m.intents.clear === null && !admitted) this.excuse("a clear's hold ended without an admitted read");
     // The merge keeps what only the screen has (`mergeStoredWins`, `prependMissing`): also what the server removed meanwhile.
     const kept = new Set(answer.map((message) => message.id));
     const unconfirmed = m.intents.unechoed;
     const removedMeanwhile = (id: string) => this.server.everHeld.has(id) && !this.server.stored.some((stored) => stored.id === id);
     if (admitted && this.messages.some((message) => !kept.has(message.id) && !unconfirmed.has(message.id) && removedMeanwhile(message.id))) {
-      this.unpromised.add("a read's merge kept messages only on screen that the server no longer holds");
+      this.excuse("a read's merge kept messages only on screen that the server no longer holds");
     }
   }
 
@@ -778,7 +807,7 @@ export class World implements WorldPort {
   private reopen(): void {
     if (this.open) return;
     // Nothing reads the transcript for a page without a first load: what changed before its socket opened reaches it only with a later transcript frame.
-    if (this.seeded !== null && this.seeded !== JSON.stringify(this.server.stored)) this.unpromised.add("a page seeded with initialMessages missed changes made before its socket opened");
+    if (this.seeded !== null && this.seeded !== JSON.stringify(this.server.stored)) this.excuse("a page seeded with initialMessages missed changes made before its socket opened");
     this.seeded = null;
     this.open = true;
     this.conn++;
@@ -842,13 +871,18 @@ const textOf = (message: M) =>
 
 // ─── Invariants at quiescence ───────────────────────────────────────────
 
-/** What went wrong at quiescence; empty when every invariant holds. */
 /**
  * What went wrong at quiescence; empty when every invariant holds. `strict`
  * also holds a run to what an open counterexample (`GAPS`) breaks;
  * `promisedOnly: false` also to what the real system does not promise.
+ * An ordered world is always strict, and excuses nothing a stock agent's
+ * unordered writes explain (`unpromised` stays empty there, and a stopped
+ * reply must show the text the server stored); what a restart may lose
+ * without `persist` (README, "persist") stays excused unless `promisedOnly` is off.
  */
 export function violations(world: World, strict = false, promisedOnly = true): string[] {
+  strict ||= world.ordered;
+  const syncExcused = promisedOnly && !world.ordered;
   const problems: string[] = [];
   const m = world.inside.model;
   const cells = world.cells;
@@ -860,8 +894,10 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   if (duplicates.length > 0) problems.push(`shown twice: ${duplicates.join(", ")}`);
   const status = world.session.chat.status;
   const failed = world.lastOwnTurnFailed;
-  if (!world.server.toldMe) world.unpromised.add("the server holds a transcript it never sent this client (it sends a client's list as it came)");
-  const relaxed = (promisedOnly && world.unpromised.size > 0) || (!strict && world.gaps.size > 0);
+  if (!world.server.toldMe && !world.ordered) world.unpromised.add("the server holds a transcript it never sent this client (it sends a client's list as it came)");
+  // An ordered world registers no excuse: one here is a world that lets a run off.
+  if (world.ordered && world.unpromised.size > 0) problems.push(`an ordered world excused: ${[...world.unpromised].join("; ")}`);
+  const relaxed = (syncExcused && world.unpromised.size > 0) || (!strict && world.gaps.size > 0);
   if (relaxed) {
     // Not promised: only what must hold anyway is checked below.
   } else if (shown.join(",") !== held.join(",")) problems.push(`screen [${shown.join(",")}] is not the server's [${held.join(",")}]`);
@@ -870,7 +906,7 @@ export function violations(world: World, strict = false, promisedOnly = true): s
       const shownText = textOf(screen[i]!);
       const storedText = textOf(stored[i]!);
       // Not promised: stop() keeps the text a reply had (test/e2e/foundation.test.ts), while the server stores what it streamed until it took the cancel.
-      const frozen = promisedOnly && world.stoppedReplies.has(stored[i]!.id) && storedText.startsWith(shownText);
+      const frozen = syncExcused && world.stoppedReplies.has(stored[i]!.id) && storedText.startsWith(shownText);
       if ((shownText !== storedText && !frozen) || screen[i]!.role !== stored[i]!.role) {
         problems.push(`${stored[i]!.id} shows "${textOf(screen[i]!)}", the server holds "${textOf(stored[i]!)}"`);
       }

@@ -106,17 +106,37 @@ export async function askAndStream(page: Page, frames: ReturnType<typeof watchAg
   return { text, deltas: deltas.length, requestBody: JSON.parse(request.init?.body ?? "{}") as Record<string, unknown> };
 }
 
-/** Opens `url` in a fresh page; fails on any page error, console error or warning. */
-export async function withPage<T>(browser: Browser, url: string, use: (page: Page, frames: ReturnType<typeof watchAgentSockets>) => Promise<T>): Promise<T> {
-  const context = await browser.newContext();
+/** How `withPage` opens its page. */
+export interface PageOptions {
+  viewport?: { width: number; height: number };
+  colorScheme?: "light" | "dark";
+  /** Console errors and warnings the page may print: a check that provokes them on purpose. */
+  expected?: RegExp;
+  /** Runs before the page loads (init scripts, routes). */
+  before?: (page: Page) => Promise<void>;
+}
+
+/** Opens `url` in a fresh page; fails on any page error, console error or warning (but `expected` ones). */
+export async function withPage<T>(
+  browser: Browser,
+  url: string,
+  use: (page: Page, frames: ReturnType<typeof watchAgentSockets>) => Promise<T>,
+  options: PageOptions = {}
+): Promise<T> {
+  const context = await browser.newContext({
+    ...(options.viewport ? { viewport: options.viewport } : {}),
+    ...(options.colorScheme ? { colorScheme: options.colorScheme } : {})
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("pageerror", (error) => problems.push(error.message));
   page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") problems.push(`${message.type()}: ${message.text()}`);
+    if (message.type() !== "error" && message.type() !== "warning") return;
+    if (!options.expected?.test(message.text())) problems.push(`${message.type()}: ${message.text()}`);
   });
   const frames = watchAgentSockets(page);
   try {
+    await options.before?.(page);
     await page.goto(url);
     const result = await use(page, frames);
     check(problems.length === 0, `${url} reported:\n${problems.join("\n")}`);

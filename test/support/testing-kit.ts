@@ -28,13 +28,20 @@ function partText(part: UIMessage["parts"][number]): string {
   return "";
 }
 
-/** A chat panel as an app would write one (render function, so Node needs no SFC compiler). */
+/**
+ * A chat panel as an app would write one (render function, so Node needs no SFC compiler). Without a `throttle`
+ * prop it leaves the chat's default (50 ms), as an app does: the scenario reads the screen right after
+ * `advance(n)` and `settled()`, which wait for what the throttle holds back.
+ */
 export const ChatPanel = defineComponent({
-  props: { agent: { type: Object as PropType<AgentSocket>, required: true } },
+  props: {
+    agent: { type: Object as PropType<AgentSocket>, required: true },
+    throttle: { type: [Number, Boolean] as PropType<number | false>, default: undefined }
+  },
   setup(props) {
     const chat = useAgentChat({
       agent: props.agent,
-      throttle: false,
+      ...(props.throttle === undefined ? {} : { throttle: props.throttle }),
       tools: { getCity: { description: "Where the user is", execute: () => ({ city: "Lisbon" }) } }
     });
     const approvals = () =>

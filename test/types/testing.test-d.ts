@@ -1,4 +1,5 @@
 import { describe, expectTypeOf, it } from "vitest";
+import type { UIMessage } from "ai";
 import { createTestAgent } from "../../src/testing";
 
 describe("createTestAgent for useAgent", () => {
@@ -25,5 +26,11 @@ describe("createTestAgent for useAgent", () => {
     expectTypeOf(agent.WebSocket).toEqualTypeOf<typeof WebSocket>();
     // @ts-expect-error setState takes the agent's state type
     agent.setState({ count: "1" });
+  });
+
+  it("takes `ordered` as a boolean", () => {
+    expectTypeOf(createTestAgent({ ordered: true, messages: [] }).transcript).toEqualTypeOf<UIMessage[]>();
+    // @ts-expect-error `ordered` is a boolean
+    createTestAgent({ ordered: "yes" });
   });
 });

@@ -26,6 +26,13 @@ describe("useAgentChat<AgentT, ChatMessage, State>", () => {
     expectTypeOf(result.messages.value[0]!.metadata).toEqualTypeOf<Metadata | undefined>();
   });
 
+  it("types the AI SDK's queue accessors (experimental_queue) with the custom message type", () => {
+    const result = useAgentChat<unknown, MyMessage>({ client: { agent: "MyAgent" }, experimental_queue: true });
+    expectTypeOf(result.experimental_queuedMessages).toEqualTypeOf<Readonly<ShallowRef<MyMessage[]>>>();
+    expectTypeOf(result.experimental_removeQueuedMessage).toEqualTypeOf<(id: string) => void>();
+    expectTypeOf(result.experimental_sendQueuedMessageNow).toEqualTypeOf<(id: string) => Promise<void>>();
+  });
+
   it("infers the message type from initialMessages", () => {
     const initial: MyMessage[] = [];
     const result = useAgentChat({ client: { agent: "MyAgent" }, initialMessages: initial });

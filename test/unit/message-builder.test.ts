@@ -1,4 +1,4 @@
-import type { UIMessage } from "ai";
+import { type UIMessage, type UIMessageChunk, readUIMessageStream } from "ai";
 import { StreamAccumulator, type StreamChunkData } from "agents/chat";
 import { describe, expect, it } from "vitest";
 import { ObservedMessage } from "../../src/core/message-builder";
@@ -258,5 +258,83 @@ describe("ObservedMessage where it differs from upstream's StreamAccumulator", (
   it("ignores a chunk whose type is not a string (upstream throws)", () => {
     expect(() => observe([{ type: 5 } as unknown as StreamChunkData])).not.toThrow();
     expect(() => upstreamParts([{ type: 5 } as unknown as StreamChunkData])).toThrow(TypeError);
+  });
+});
+
+/** The message the AI SDK builds from `chunks` on the tab that sent the request (its last snapshot). */
+async function aiSdkMessage(chunks: Array<Record<string, unknown>>): Promise<UIMessage> {
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk as UIMessageChunk);
+      controller.close();
+    }
+  });
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream({ stream, terminateOnError: true })) last = structuredClone(message);
+  return last!;
+}
+
+/** A tool call's input chunks. */
+const call = (toolCallId: string, toolName: string, input: unknown) => [
+  { type: "tool-input-start", toolCallId, toolName },
+  { type: "tool-input-available", toolCallId, toolName, input }
+];
+
+describe("ObservedMessage and the AI SDK's own stream reader", () => {
+  it("an observed approval keeps every field the sender's has: descriptor, inputSchemaInput, requestReason, isAutomatic, signature (issue 47, 5)", async () => {
+    const chunks = [
+      { type: "start", messageId: "reply-1" },
+      { type: "start-step" },
+      ...call("c1", "deleteFile", { path: "a.txt" }),
+      {
+        type: "tool-approval-request",
+        approvalId: "ap1",
+        toolCallId: "c1",
+        approvalDescriptor: { title: "Delete a.txt", risk: "high" },
+        inputSchemaInput: { path: "a.txt", force: "yes" },
+        reason: "Deleting cannot be undone",
+        signature: "sig-1"
+      },
+      ...call("c2", "readFile", { path: "b.txt" }),
+      { type: "tool-approval-request", approvalId: "ap2", toolCallId: "c2", isAutomatic: true, signature: "sig-2" },
+      { type: "tool-approval-response", approvalId: "ap2", approved: true, reason: "reads are allowed" },
+      { type: "tool-output-available", toolCallId: "c2", output: { text: "hello" } },
+      ...call("c3", "sendMail", { to: "x" }),
+      { type: "tool-approval-request", approvalId: "ap3", toolCallId: "c3", isAutomatic: true },
+      { type: "tool-approval-response", approvalId: "ap3", approved: false, reason: "mail is off" },
+      { type: "finish-step" },
+      { type: "finish" }
+    ];
+    const sender = await aiSdkMessage(chunks);
+    const watcher = observe(chunks as StreamChunkData[]).toMessage();
+    expect(watcher.parts).toEqual(sender.parts);
+    const approvals = watcher.parts.map((part) => (part as { approval?: unknown }).approval);
+    expect(approvals).toEqual([
+      undefined,
+      {
+        id: "ap1",
+        descriptor: { title: "Delete a.txt", risk: "high" },
+        inputSchemaInput: { path: "a.txt", force: "yes" },
+        requestReason: "Deleting cannot be undone",
+        signature: "sig-1"
+      },
+      { id: "ap2", isAutomatic: true, signature: "sig-2", approved: true, reason: "reads are allowed" },
+      { id: "ap3", isAutomatic: true, approved: false, reason: "mail is off" }
+    ]);
+    expect(watcher.parts.map((part) => (part as { state?: string }).state)).toEqual([undefined, "approval-requested", "output-available", "approval-responded"]);
+  });
+
+  it("an answer for an approval it never saw, or for a settled part, changes nothing", () => {
+    const chunks = [
+      ...call("c1", "deleteFile", {}),
+      { type: "tool-approval-request", approvalId: "ap1", toolCallId: "c1" },
+      { type: "tool-output-available", toolCallId: "c1", output: 1 },
+      { type: "tool-approval-response", approvalId: "ap1", approved: false },
+      { type: "tool-approval-response", approvalId: "nobody", approved: true },
+      { type: "tool-approval-response", approved: true }
+    ];
+    expect(observe(chunks as StreamChunkData[]).parts).toEqual([
+      { type: "tool-deleteFile", toolCallId: "c1", state: "output-available", input: {}, output: 1, approval: { id: "ap1" } }
+    ]);
   });
 });

@@ -86,6 +86,28 @@ describe("counterexamples the model property test found", () => {
     });
   }
 
+  for (const [seed, steps] of [
+    [684360023, "otherSend 0 0, turn, turn, deliver 3, clear, turn, otherStop, send, turn"],
+    [547828744, "otherSend 0 0, turn, turn, deliver 3, clear, clear, turn, send"],
+    [1227018722, "otherSend 0 0, turn, clear, turn, deliver 3, turn, clear, send"]
+  ] as const) {
+    it(`Rule (a cut reply stays only if stored): a read this client's own list can overtake decides nothing; the list writes the reply back (seed ${seed})`, async () => {
+      // The watched turn's end came before the server took the clear; the read its end made was served after the clear (so it
+      // lacked the reply), and this client's send, whose list carried the reply, wrote it back after that read.
+      const world = await play(steps, { load: true });
+      expect(strictly(world)).toEqual([]);
+      expect(world.messages.map((message) => message.id)).toEqual(["s1", "u4", "s2"]);
+    });
+  }
+
+  it("Rule (a stopped probe waits no more): a probe stop() ended does not take this client's next regenerate as a second stream (once the limitation probe-takes-own-request)", async () => {
+    // The transport does not watch a resume's abort signal and the AI SDK's stop waits for the resume to settle, so the probe
+    // stop() aborted stayed pending, was sent again on the next socket, and took the regenerate's stream; its own stream never ended.
+    const world = await play("otherSend, deliver 1, turn, fail, cut, stop, turn, up, regenerate, reopen, up, turn", { resume: true });
+    expect(world.gaps.has("probe-takes-own-request")).toBe(false);
+    expect(strictly(world)).toEqual([]);
+  });
+
   it("Rule (local clear): a clear with nothing on screen still holds back another tab's send that the server took before it", async () => {
     expect(strictly(await play("clear, otherSend"))).toEqual([]);
   });
@@ -367,4 +389,89 @@ describe("counterexamples the model property test found", () => {
     expect(strictly(world)).toEqual([]);
     expect(world.messages.map((message) => message.id)).toEqual(world.server.stored.map((message) => message.id));
   });
+});
+
+/**
+ * Counterexamples the property test found against the ordered server half
+ * (`orderTranscript`, exact sync), where the invariant is strict: a run
+ * converges on the stored transcript with nothing excused.
+ */
+describe("counterexamples the model property test found with an ordered agent", () => {
+  afterAll(() => World.release());
+  const ordered = { ordered: true } as const;
+
+  it("Rule (a whole frame is the stored transcript): a request that lacks another tab's message, whose turn stores nothing, leaves every screen on what the agent stores (seed 101)", async () => {
+    // This client's send went out before another tab's send reached it. The agent stored both, but sent the request's
+    // list at two versions, and the turn failed before it had a part, so no later version said what it stored.
+    const world = await play("otherSend, send, stop, turn, fail", ordered);
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["o2", "u3"]);
+  });
+
+  it("Rule (versions end the holds): a clear before the connect-time transcript ends its hold when versions begin (seed 202)", async () => {
+    // An earlier chat of the page had seen the agent push (odd seed), so the first load waited for the connect-time
+    // transcript; the clear's hold waited for the newest read after it, the first load, which that transcript answered.
+    const world = await play("clear, send, timer", { ...ordered, load: true, seed: 1 });
+    expect(strictly(world)).toEqual([]);
+    expect(world.inside.model.intents.clear).toBeNull();
+  });
+
+  it("Rule (the base wins when an observed turn ends): another tab's reply this client watched across a reconnect goes when nothing runs and the agent no longer stores it (seed 1779248916)", async () => {
+    // The clear's partial reply s1 was stored while this client's socket was down, and another tab's setMessages removed it.
+    // The connect-time transcript said so, but the overlay kept the watched reply over it, and stayed once the probe found nothing running.
+    const world = await play("otherSend 0 0, turn, stop, turn, up, deliver 1, deliver 4, clear, up, turn, deliver 3, cut, up, otherSetMessages 0 0", { ...ordered, resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages).toEqual([]);
+  });
+
+  it("Rule (the base wins when an observed turn ends): a reply built under an id of this client's, its start lost to a clear, goes at its end (seed 509237422)", async () => {
+    // A restored page followed the dead page's request; a clear emptied the stream's buffer, so the offer's replay had no start,
+    // and the reply was built under a local id next to the copy the agent stored of it (s2).
+    const world = await play("up, deliver 2, otherSend 0 0, send, turn, restart 0, reopen, otherClear, deliver 1, deliver 1, up, up, clear, turn, turn, up, turn", {
+      ...ordered,
+      resume: true,
+      seed: 18
+    });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
+  });
+
+  it("Rule (a stopped probe waits no more): the mount probe stop() ended does not take the regenerate made after a drop (seed 1525825722)", async () => {
+    const world = await play("stop, otherSend 0 0, deliver 3, cut, regenerate, up, reopen, otherClear, up, turn", { ...ordered, resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.session.chat.status).toBe("ready");
+  });
+
+  it("Rule (a buffered send went out with its socket): an edit buffered while the socket was down is not restored over a later connection's transcript (seed 1080591630)", async () => {
+    // The edit's request was buffered, went out as the socket opened, and the socket closed before any transcript came on it;
+    // another tab cleared; the next connection's transcript put the edit back as if still unsent.
+    const world = await play("otherSend 0 0, deliver 3, cut, edit 0, reopen, up, cut, otherClear", ordered);
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages).toEqual([]);
+  });
+
+  it("Rule (unnamed reply gives way): this client's continuation that found no message to extend gives way to the copy the agent stored (seed 1627913905)", async () => {
+    // A clear removed the message the tool output answered; the continuation was built under a local id, and with no read-back
+    // (exact sync) it stayed next to the agent's stored copy.
+    const world = await play("otherSend 0 340, turn, clear, turn, turn, turn, turn, turn, turn, turn, turn, restart 0, toolOutput 0", {
+      ...ordered,
+      resume: true,
+      autoContinue: true
+    });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s4"]);
+  });
+
+  for (const [what, steps] of [
+    ["answers", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0"],
+    ["fails", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0, reopen, deliver 1, failRead 0"]
+  ]) {
+    it(`Rule (an overtaken first load still checks): an adopted send whose check read failed goes once the first load the connect-time transcript overtook ${what} (seeds 303, 404)`, async () => {
+      // The restored page adopted the dead page's queued send and read to check it; that read failed, and the first load
+      // took its place as the newest read. The connect-time transcript answered the first load, so its answer counted for nothing.
+      const world = await play(steps, { ...ordered, load: true, persist: true });
+      expect(strictly(world)).toEqual([]);
+      expect(world.server.stored.map((message) => message.id)).toEqual(["u1", "s1"]);
+    });
+  }
 });

@@ -7,7 +7,8 @@ import { build } from "esbuild";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { effectScope } from "vue";
 import { useAgentChat } from "../../src";
-import { createTestAgent, type Reply } from "../../src/testing";
+import type { UIMessage } from "ai";
+import { createTestAgent, type Reply, type TestAgent } from "../../src/testing";
 import { pageInNode } from "../support/node-renderer";
 import { ChatPanel, runScenario, scenarioAgent } from "../support/testing-kit";
 
@@ -17,11 +18,83 @@ afterEach(() => {
 });
 
 describe("agents-vue/testing in Node", () => {
-  it("drives a chat component: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async () => {
+  it.each([
+    ["the default throttle (50 ms)", undefined],
+    ["throttle: false", false]
+  ] as const)("drives a chat component with %s: send, stream, client tool, approval, error, stop, dropped socket and resume, another tab", async (_, throttle) => {
     const agent = scenarioAgent();
-    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
+    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket, throttle });
     cleanups.push(unmount, () => agent.dispose());
     await runScenario(agent, page);
+  });
+
+  it("the screen right after advance(n), with the default throttle, shows what those chunks brought (issue 47, 1)", async () => {
+    const agent = createTestAgent({ pace: "manual", replies: ["Hello! How can I help?"] });
+    const { page, unmount } = pageInNode(ChatPanel, { agent: agent.socket });
+    cleanups.push(unmount, () => agent.dispose());
+    await agent.settled();
+    page.click("send");
+    // Each advance ends inside a 50 ms window the chat opened at its first chunk: read at once, the screen must hold it.
+    await agent.advance(3); // start, text-start, "Hello!"
+    expect(page.texts("message-assistant")).toEqual(["Hello!"]);
+    await agent.advance(1); // " How"
+    expect(page.texts("message-assistant")).toEqual(["Hello! How"]);
+    await agent.advance(1); // " can"
+    expect(page.texts("message-assistant")).toEqual(["Hello! How can"]);
+    expect(page.text("status")).toBe("streaming");
+    await agent.advance("turn");
+    expect(page.texts("message-assistant")).toEqual(["Hello! How can I help?"]);
+    expect(page.text("status")).toBe("ready");
+  });
+});
+
+const text = (id: string, role: UIMessage["role"], words: string): UIMessage => ({ id, role, parts: [{ type: "text", text: words }] });
+const transcriptFrames = (agent: TestAgent) => agent.delivered.filter((frame) => ["cf_agent_chat_messages", "cf_agent_message_updated", "cf_agent_chat_clear"].includes(frame.type));
+
+describe("agents-vue/testing: an ordered agent (`ordered: true`)", () => {
+  it("speaks exact sync: the transcript first on connect, every transcript frame one version on, setMessages a replacement", async () => {
+    const agent = createTestAgent({ ordered: true, messages: [text("u0", "user", "Hi"), text("a0", "assistant", "Hello")], replies: ["Sure"] });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    expect(agent.delivered[0]).toMatchObject({ type: "cf_agent_chat_messages", version: 0, connect: true });
+    expect(chat.messages.value.map((message) => message.id)).toEqual(["u0", "a0"]);
+
+    await chat.sendMessage({ text: "Help me" });
+    await agent.settled();
+    // Another tab's setMessages replaces the transcript on an ordered agent (a stock one keeps what the list leaves out).
+    agent.otherTab.setMessages(agent.transcript.slice(0, 2));
+    await agent.settled();
+    expect(agent.transcript.map((message) => message.id)).toEqual(["u0", "a0"]);
+    expect(chat.messages.value).toEqual(agent.transcript);
+    const versions = transcriptFrames(agent).map((frame) => frame.version);
+    expect(versions).toEqual(versions.map((_, index) => index));
+    expect(chat.status.value).toBe("ready");
+  });
+
+  it("answers a snapshot request on the socket with the transcript and its version", async () => {
+    const agent = createTestAgent({ ordered: true, messages: [text("u0", "user", "Hi")] });
+    const scope = effectScope();
+    scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }));
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    agent.socket.send(JSON.stringify({ type: "agents_vue_snapshot_request", id: "s-1" }));
+    await agent.settled();
+    expect(agent.delivered.at(-1)).toEqual({ type: "cf_agent_chat_messages", messages: [text("u0", "user", "Hi")], version: 0, snapshot: "s-1" });
+  });
+
+  it("without it, the agent is a stock AIChatAgent: no versions, and setMessages keeps what its list leaves out", async () => {
+    const agent = createTestAgent({ messages: [text("u0", "user", "Hi"), text("a0", "assistant", "Hello")] });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    agent.otherTab.setMessages([]);
+    await agent.settled();
+    expect(agent.transcript.map((message) => message.id)).toEqual(["u0", "a0"]);
+    expect(transcriptFrames(agent).every((frame) => frame.version === undefined)).toBe(true);
+    expect(chat.messages.value).toEqual([]);
   });
 });
 

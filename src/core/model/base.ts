@@ -112,13 +112,18 @@ export class TranscriptBase {
   removedBefore(read: TranscriptRead, stored: readonly { id: string }[], writing: boolean): Set<string> {
     const holds = new Set(stored.map((message) => message.id));
     const removed = new Set<string>();
-    if (writing || this.#listAt >= read.id) return removed;
+    if (this.wroteSince(read, writing)) return removed;
     for (const [id, at] of this.#seenAt) {
       if (holds.has(id) || at >= read.id) continue;
       removed.add(id);
       this.#seenAt.delete(id);
     }
     return removed;
+  }
+
+  /** A list of this client's may reach the server after it served `read`: one is being written (`writing`), or one went out or a request of its ended since the read left. */
+  wroteSince(read: TranscriptRead, writing: boolean): boolean {
+    return writing || this.#listAt >= read.id;
   }
 
   /** A clear: nothing the server held before it is held now. */

@@ -288,5 +288,22 @@ export class ChatModel<M extends UIMessage> {
     this.observed.end();
     this.flags({ serverStreaming: false });
     if (hold && this.continuation.kind === "observed") this.continuation = idle;
+    // Rule (the base wins when an observed turn ends): not at a close, the turn may run on unseen.
+    if (!hold) this.dropUnstored(new Set([shell]));
+  }
+
+  /**
+   * Exact sync: the messages of `ids` the stored transcript at the version
+   * held lacks leave the screen. Rule (the base wins when an observed turn
+   * ends, exact sync): the overlay kept its message over the frames that came
+   * while the turn ran; once the turn is over (its end, or the server says
+   * nothing runs), the agent has written what it keeps of it (it sends a
+   * turn's end after the write), so the message goes if it lacks it: one the
+   * agent never stored, or one built under an id of this client's because its
+   * `start` never came here. Also rule (a cut reply stays only if stored).
+   */
+  dropUnstored(ids: { has(id: string): boolean }): void {
+    const stored = this.base.messages;
+    if (this.base.exact) this.remove((message) => ids.has(message.id) && !stored.some((held) => held.id === message.id));
   }
 }

@@ -121,6 +121,19 @@ export class LocalIntents<M extends UIMessage> {
     if (editedId !== undefined) rewrite.edited = current.find((message) => message.id === editedId) ?? null;
   }
 
+  /**
+   * Rule (versions end the holds, exact sync): the first versioned transcript
+   * ends a clear's or a rewrite's hold begun before it. From then on every
+   * version reaches this socket in order (a clear's own as a whole transcript
+   * to its sender), so nothing stale needs holding back, and the read a hold
+   * waits for may never settle it: a connect-time transcript answers the first
+   * load in its place.
+   */
+  versionsBegin(): void {
+    this.clear = null;
+    this.rewrite = null;
+  }
+
   /** A clear of this client's starts holding back what it removed (`afterRead`: the newest read so far). */
   beginClear(cleared: Set<string>, afterRead: number, extended?: string): void {
     this.clear = { cleared, arrived: new Set(), afterRead, extended };

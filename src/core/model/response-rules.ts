@@ -49,13 +49,13 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
     if (last?.role === "assistant") turns.unsequenced.add(last.id);
   }
   if (replayed) turns.replayed(id);
+  // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
+  const replies = [turns.get(id)?.reply?.id, m.observed.streamId === id ? m.observed.message?.id : undefined];
+  const shown = turns.get(id)?.shown;
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
-    // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
-    for (const reply of [turns.get(id)?.reply?.id, m.observed.streamId === id ? m.observed.message?.id : undefined]) {
-      if (reply !== undefined) turns.endedReplies.add(reply);
-    }
+    for (const reply of replies) if (reply !== undefined) turns.endedReplies.add(reply);
   }
   if (local) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
@@ -64,6 +64,8 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   const named = turns.get(id)?.reply?.id;
   if (named !== undefined) m.placement.release(named);
   m.reconcile();
+  // Rule (a cut reply stays only if stored): the read this end makes (an ordered server's base at once) says whether it was.
+  if (turns.cutByClear(frame)) for (const reply of [...replies, shown]) if (reply != null) turns.cutReplies.set(reply, m.base.newestRead);
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
   const readBack = unseen ? "always" : turns.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
@@ -251,6 +253,7 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
     if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
     m.flags({ serverStreaming: false });
+    m.dropUnstored(new Set([message.id]));
     return;
   }
   m.flags({ serverStreaming: true });

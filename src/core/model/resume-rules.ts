@@ -207,6 +207,9 @@ export function onRecovering<M extends UIMessage>(m: ChatModel<M>, recovering: b
  */
 export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
   m.link.sawClose = true;
+  // Rule (a buffered send went out with its socket): what the transport buffered while the socket was down went out
+  // as it opened; the next connect-time transcript is of a later connection, which the server opened after taking it.
+  m.intents.buffered.clear();
   m.probes.declined = null;
   m.probes.recovering = false;
   m.turns.socketClosed();

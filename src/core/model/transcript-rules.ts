@@ -16,7 +16,9 @@ declare const process: { env: { NODE_ENV?: string } };
  * an observed turn). Returns whether it answered the first load.
  */
 export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[], connect: boolean, version?: number): boolean {
+  const exact = m.base.exact;
   if (!m.base.admitVersion(version)) return false;
+  if (!exact && m.base.exact) m.intents.versionsBegin();
   cacheGivesWay(m);
   if (version !== undefined) m.base.messages = received;
   // Rule (connect-time transcript): a server that sends its transcript as a
@@ -126,7 +128,16 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
  * Returns whether the first load is over.
  */
 export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead, stored: M[] | null): boolean {
-  if (m.base.firstLoad !== read) return true;
+  // Rule (an overtaken first load still checks): a first load something else answered first (a connect-time
+  // transcript, a local replacement) shows nothing, but its answer still says what the server held after it left:
+  // an adopted send's check counts it, and the outbox looks again; if it failed, a waiting check gets a read of its own.
+  if (m.base.firstLoad !== read) {
+    m.base.readSettled(read, stored);
+    if (!m.intents.queued.some((entry) => entry.check !== undefined)) return true;
+    if (stored) m.reconcile();
+    else m.read(true);
+    return true;
+  }
   // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
   // cached transcript and the first load waiting: the next frame (the agent is back) reads again.
   if (!stored && m.cached) {
@@ -171,7 +182,10 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (!admitted) return;
   cacheGivesWay(m);
   m.base.hold(admitted);
-  const removed = m.base.removedBefore(read, stored, m.turns.anyLocal);
+  const writing = m.turns.anyLocal;
+  const removed = m.base.removedBefore(read, stored, writing);
+  // Rule (a cut reply stays only if stored): not by a read a list of this client's can overtake (it may carry the reply).
+  if (!m.base.wroteSince(read, writing)) for (const reply of m.turns.unstoredCutReplies(read.id, stored)) removed.add(reply);
   m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
   const live = m.placement.protectedId;
@@ -217,6 +231,22 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
   const ended = new Set([...unnamed].filter((id) => m.placement.protectedId !== id));
   for (const id of ended) unnamed.delete(id);
   return onScreen.filter((message) => !ended.has(message.id));
+}
+
+/**
+ * Exact sync: once the chat settles, the replies whose end leaves them to the
+ * stored transcript go if it lacks them at the version held (the agent writes
+ * a reply before its `done` goes out, so that version already says): rule (a
+ * cut reply stays only if stored), and rule (unnamed reply gives way): a
+ * reply built under an id of this client's (its stream named none), whose
+ * stored copy the agent keeps under its own.
+ */
+export function settleEndedReplies<M extends UIMessage>(m: ChatModel<M>): void {
+  if (!m.base.exact) return;
+  const { cutReplies, unnamedReplies } = m.turns;
+  m.dropUnstored({ has: (id) => cutReplies.has(id) || unnamedReplies.has(id) });
+  cutReplies.clear();
+  unnamedReplies.clear();
 }
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */

@@ -137,6 +137,17 @@ export class Turns {
   readonly unsequenced = new Set<string>();
   /** Turn ends of this client's own requests, reported once the AI SDK settled them. */
   deferredEnds: ChatTurnEndEvent[] = [];
+  /**
+   * Rule (a cut reply stays only if stored): replies of turns a clear cut that
+   * ended (see `cutByClear`), each with the newest read when its turn ended.
+   * The server stores such a reply after it emptied the transcript, or does
+   * not (it let the turn run on and dropped what it made: chaos seed
+   * 835076279), while this screen kept it, rebuilt from the chunks after the
+   * clear. The first admitted read made after the end says which
+   * (`unstoredCutReplies`); an ordered server's base does at once
+   * (`settleEndedReplies`). One it lacks goes.
+   */
+  readonly cutReplies = new Map<string, number>();
   /** A server turn known to run that this socket cannot see (withheld, or cut by a close) (#2195). */
   heldTurn: string | null = null;
   /** The turn the server is recovering (#1620). */
@@ -419,7 +430,7 @@ export class Turns {
   readBackAtEnd(frame: ResponseFrame, clock: number): ReadBack {
     const turn = this.#turns.get(frame.id);
     if (!turn) return "none";
-    const clear = turn.clear && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
+    const clear = this.cutByClear(frame);
     const unnamed = turn.reply?.unnamed === true && !frame.error;
     if (unnamed) this.unnamedReplies.add(turn.reply!.id);
     const raced = turn.wentOutAt !== null && turn.wentOutAt !== clock;
@@ -430,6 +441,26 @@ export class Turns {
     turn.unreplayed = turn.superseded = turn.rebuilds = false;
     turn.wentOutAt = turn.reply = turn.opened = turn.shown = null;
     return clear ? "always" : resync ? "resync" : "none";
+  }
+
+  /** A clear interrupted the turn this frame ends, and the server aborted it (or names no outcome): it may store the partial reply after the clear. */
+  cutByClear(frame: ResponseFrame): boolean {
+    return this.#turns.get(frame.id)?.clear === true && frame.done && (frame.outcome === "aborted" || frame.outcome === undefined);
+  }
+
+  /**
+   * Rule (a cut reply stays only if stored): an admitted read `readId`
+   * answered `stored`; the replies cut by a clear that ended before it left
+   * are settled, and those it lacks are returned, to leave the screen.
+   */
+  unstoredCutReplies(readId: number, stored: readonly { id: string }[]): Set<string> {
+    const gone = new Set<string>();
+    for (const [reply, before] of this.cutReplies) {
+      if (readId <= before) continue;
+      this.cutReplies.delete(reply);
+      if (!stored.some((message) => message.id === reply)) gone.add(reply);
+    }
+    return gone;
   }
 
   /**
@@ -488,6 +519,7 @@ export class Turns {
     this.unnamedReplies.clear();
     this.rebuilt.clear();
     this.unsequenced.clear();
+    this.cutReplies.clear();
     this.deferredEnds = [];
     this.heldTurn = this.recoveringTurn = null;
   }

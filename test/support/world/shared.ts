@@ -48,6 +48,8 @@ export interface WorldOptions {
    * (`world/store.ts`): a restart restores it from there.
    */
   persist: boolean;
+  /** The server runs the ordered server half (`orderTranscript`): exact sync, held to every invariant. Default: a stock agent. */
+  ordered?: boolean;
 }
 
 
@@ -65,7 +67,7 @@ export const GAPS = {
   "reply-under-own-id":
     "a reply is built under an id of this client's own, which no server message has: an observed stream whose start chunk this client never saw (one it skipped still names the stream: rule *a stream keeps its name*), or a continuation that finds no message to extend (another tab's setMessages sent a list without it, which the server keeps; or the clear's read removed it; or this client's regenerate removed it, chaos seed 1942480718), while no frame brings that message back (rule *observed overlay over frames*) and, for one of this client's, before the transport took it (rule *unnamed reply is protected*); continuation starts carry no message id, so the stored copy shows next to it, or is replaced by it. The model's pinned cases are fixed (`model.regressions.test.ts`); the gap stays for what seeds may still find",
   "probe-takes-own-request":
-    "a resume probe that stop() aborted still waits (the transport does not watch the abort signal) when this client's regenerate goes out; the server answers the probe with that request's stream, the probe takes it as a second stream of the same request, and the aborted AI SDK resume cancels it, whereupon the transport forgets the request: its own stream never ends here (the reply renders as an observed turn, the rewrite never retires)",
+    "(the case the model found is fixed since issue 46: rule *a stopped probe waits no more*; the gap stays for what seeds may still find) a resume probe that stop() aborted still waits (the transport does not watch the abort signal) when this client's regenerate goes out; the server answers the probe with that request's stream, the probe takes it as a second stream of the same request, and the aborted AI SDK resume cancels it, whereupon the transport forgets the request: its own stream never ends here (the reply renders as an observed turn, the rewrite never retires)",
   "stale-list-restores-cleared":
     "another tab's setMessages, send, regenerate or edit with a list from before this client's clear writes back messages that clear removed, while the clear's hold is on: the server stores them again and broadcasts the list, but unless a frame during the hold brought something new with them, neither the broadcast nor the hold's read can be told from a frame or a read that left the server before it took the clear (the sender of a clear gets no echo); the hold keeps them off screen until a later frame or read carries them"
 } as const;

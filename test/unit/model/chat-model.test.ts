@@ -1,10 +1,34 @@
 import { describe, expect, it } from "vitest";
 import { requested } from "../../../src/core/model/continuation";
-import { makeModel, user } from "../../support/model-harness";
+import { applySnapshot } from "../../../src/core/model/transcript-rules";
+import { idsOf, makeModel, user } from "../../support/model-harness";
 
 const entry = (id: string) => ({ message: user(id), options: undefined, settle: () => {} });
 
+/** A chat showing another tab's reply `g1` over the stored transcript `stored` (at a version, or without one). */
+function watching(stored: string[], exact: boolean) {
+  const model = makeModel();
+  applySnapshot(model.m, stored.map((id) => user(id)), true, exact ? 3 : undefined);
+  model.m.observed.begin("r1", false).apply({ type: "start", messageId: "g1" });
+  if (!stored.includes("g1")) model.m.list.messages.push({ id: "g1", role: "assistant", parts: [{ type: "text", text: "w0" }] });
+  return model;
+}
+
 describe("ChatModel", () => {
+  describe("Rule (the base wins when an observed turn ends, exact sync)", () => {
+    it("a message the stored transcript lacks goes once the turn is over; not at a close, nor without versions", () => {
+      expect(idsOf((({ m }) => (m.dropObserved(false), m.messages))(watching(["u1"], true)))).toEqual(["u1"]);
+      expect(idsOf((({ m }) => (m.dropObserved(), m.messages))(watching(["u1"], true)))).toEqual(["u1", "g1"]);
+      expect(idsOf((({ m }) => (m.dropObserved(false), m.messages))(watching(["u1"], false)))).toEqual(["u1", "g1"]);
+    });
+
+    it("one the stored transcript holds stays", () => {
+      const { m } = watching(["u1", "g1"], true);
+      m.dropObserved(false);
+      expect(idsOf(m.messages)).toEqual(["u1", "g1"]);
+    });
+  });
+
   describe("Rule (queued sends)", () => {
     it("sends at once on an open, loaded, quiet chat", () => {
       expect(makeModel().m.mustQueue()).toBe(false);

@@ -183,6 +183,13 @@ describe("resume rules", () => {
       expect([m.link.sawClose, m.turns.heldTurn, m.placement.protectedId, m.turns.get("x")?.replay.kind]).toEqual([true, "r", undefined, "none"]);
     });
 
+    it("Rule (a buffered send went out with its socket): forgets the sends the transport buffered before that socket opened", () => {
+      const { m } = makeModel();
+      m.intents.buffered.add("u1");
+      socketClosed(m);
+      expect([...m.intents.buffered]).toEqual([]);
+    });
+
     it("without resume, asks again an idle probe the close cut off", () => {
       const { m } = makeModel({ settings: { resume: false } });
       m.probes.idleId = "idle-1";

@@ -8,7 +8,8 @@ import {
   localReplace,
   readAnswered,
   receivedClear,
-  removeEmptyReplies
+  removeEmptyReplies,
+  settleEndedReplies
 } from "../../../src/core/model/transcript-rules";
 import { requested } from "../../../src/core/model/continuation";
 import { assistant, idsOf, makeModel, textOf, toolCallMessage, user } from "../../support/model-harness";
@@ -170,6 +171,25 @@ describe("transcript rules", () => {
     });
   });
 
+  describe("Rule (versions end the holds, exact sync)", () => {
+    it("the first versioned transcript ends a clear's hold and a rewrite's begun before it, and shows in full", () => {
+      const { m } = makeModel({ messages: [user("u1"), assistant("a1")] });
+      m.intents.beginClear(new Set(["u1", "a1"]), 0);
+      m.intents.beginRewrite(m.messages, undefined, 0);
+      applySnapshot(m, [user("u1"), assistant("a1")], true, 0);
+      expect([m.intents.clear, m.intents.rewrite]).toEqual([null, null]);
+      expect(idsOf(m.messages)).toEqual(["u1", "a1"]);
+    });
+
+    it("a transcript without a version leaves the holds to their reads", () => {
+      const { m } = makeModel({ messages: [user("u1")] });
+      m.intents.beginClear(new Set(["u1"]), 0);
+      applySnapshot(m, [user("u1")], false);
+      expect(m.intents.clear).not.toBeNull();
+      expect(idsOf(m.messages)).toEqual([]);
+    });
+  });
+
   describe("Rule (first load)", () => {
     it("puts the stored transcript before what is on screen; the screen's copies win", () => {
       const { m } = makeModel({ messages: [user("u2", "mine")] });
@@ -205,6 +225,73 @@ describe("transcript rules", () => {
       m.base.firstLoad = "done";
       firstReadAnswered(m, stale, [user("stored")]);
       expect([idsOf(m.messages), io.reconciles]).toEqual([[], 0]);
+    });
+  });
+
+  describe("Rule (an overtaken first load still checks)", () => {
+    it("a first load a connect-time transcript answered first counts for an adopted send's check; one that failed is made again", () => {
+      for (const answered of [true, false]) {
+        const { m, io } = makeModel();
+        m.adopt([user("kept")]);
+        const check = m.intents.queued[0]!.check!;
+        const read = (m.base.firstLoad = m.base.read(false));
+        applySnapshot(m, [], true, 0);
+        firstReadAnswered(m, read, answered ? [] : null);
+        // Answered: the check counts it and the outbox looks again; failed: the check gets a read of its own.
+        const expected = answered ? [true, 1, 1] : [false, 0, 2];
+        expect([m.base.settledRead >= check, io.reconciles, io.reads.length]).toEqual(expected);
+      }
+    });
+  });
+
+  describe("Rule (a cut reply stays only if stored)", () => {
+    it("the first admitted read made after the cut turn ended decides: a reply it lacks goes, one it holds stays", () => {
+      for (const stored of [[], [assistant("a1", "kept")]]) {
+        const { m } = makeModel({ messages: [assistant("a1", "rebuilt after the clear")] });
+        m.turns.cutReplies.set("a1", m.base.newestRead);
+        readAnswered(m, m.base.read(true), stored);
+        expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
+        expect(m.turns.cutReplies.size).toBe(0);
+      }
+    });
+
+    it("a read a list of this client's can overtake decides nothing (the list may carry the reply); a later one does", () => {
+      const { m } = makeModel({ messages: [assistant("a1")] });
+      m.turns.cutReplies.set("a1", m.base.newestRead);
+      const read = m.base.read(true);
+      m.base.listWritten();
+      readAnswered(m, read, []);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([["a1"], true]);
+      readAnswered(m, m.base.read(true), []);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([[], false]);
+    });
+
+    it("a read that left before the turn ended decides nothing", () => {
+      const { m } = makeModel({ messages: [assistant("a1")] });
+      const early = m.base.read(true);
+      m.turns.cutReplies.set("a1", m.base.newestRead);
+      readAnswered(m, early, []);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([["a1"], true]);
+    });
+
+    it("Rule (unnamed reply gives way), exact sync: a reply built under an id of this client's goes once the chat settles", () => {
+      const { m } = makeModel();
+      applySnapshot(m, [assistant("s1")], true, 3);
+      m.list.messages = [assistant("s1"), assistant("gen-1")];
+      m.turns.unnamedReplies.add("gen-1");
+      settleEndedReplies(m);
+      expect([idsOf(m.messages), m.turns.unnamedReplies.size]).toEqual([["s1"], 0]);
+    });
+
+    it("with exact sync, the stored transcript at the version held decides once the chat settles", () => {
+      for (const stored of [[], [assistant("a1")]]) {
+        const { m } = makeModel();
+        applySnapshot(m, stored, true, 3);
+        m.list.messages = [assistant("a1", "rebuilt after the clear")];
+        m.turns.cutReplies.set("a1", 0);
+        settleEndedReplies(m);
+        expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
+      }
     });
   });
 

@@ -1,7 +1,8 @@
 /**
- * The demo's agent: a plain `AIChatAgent`. It streams a reply with
- * `streamText`, offers the tools the page announced (they run in the
- * browser) plus one server tool that waits for the user's approval.
+ * The demo's agent: an `AIChatAgent` with an ordered transcript
+ * (`orderTranscript` from `agents-vue/server`: exact sync). It streams a
+ * reply with `streamText`, offers the tools the page announced (they run in
+ * the browser) plus one server tool that waits for the user's approval.
  */
 import { AIChatAgent, createToolsFromClientSchemas, type OnChatMessageOptions } from "@cloudflare/ai-chat";
 import {
@@ -13,6 +14,7 @@ import {
   type GenerateTextOnFinishCallback,
   type ToolSet
 } from "ai";
+import { orderTranscript } from "agents-vue/server";
 import { chooseModel } from "./model.ts";
 
 const SYSTEM = `You are the assistant in the agents-vue demo, a Vue chat app talking to a Cloudflare AIChatAgent.
@@ -20,6 +22,11 @@ Be friendly and brief. When the user asks for the time, call getLocalTime (it ru
 When they ask you to delete something, call deleteItem; the user approves or denies it first.`;
 
 export class ChatAgent extends AIChatAgent<Cloudflare.Env> {
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    orderTranscript(this); // numbers the transcript and sends it over the socket: tabs never guess which copy is newer
+  }
+
   async onChatMessage(
     onFinish: GenerateTextOnFinishCallback<ToolSet>,
     options?: OnChatMessageOptions
