@@ -4,7 +4,7 @@ import { SocketBridge } from "./connection";
 import { type ChatFrame, decodeSocketFrame } from "./frames";
 import { ChatModel, type Effect, type View } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
-import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
+import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
 import { cancelHandshake, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleEndedReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
@@ -74,11 +74,8 @@ export class ChatSession<M extends UIMessage> {
       open: () => this.#model.dispatch(() => this.#onSocketOpen()),
       close: (_event, interrupts) => this.#model.dispatch(() => this.#onSocketClose(interrupts))
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
-    const session = this;
     this.#transport = new TurnTransport<M>({
-      get model() {
-        return session.#model;
-      },
+      model: () => this.#model,
       state: this.#state,
       chat: () => this.chat,
       send: (data) => config.socket.send(data),

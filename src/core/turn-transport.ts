@@ -27,7 +27,7 @@ export interface RequestShape<M extends UIMessage> {
 
 /** What the transport needs from the session around it. */
 export interface TransportHost<M extends UIMessage> {
-  readonly model: ChatModel<M>;
+  model(): ChatModel<M>;
   readonly state: PublishingChatState<M>;
   chat(): AbstractChat<M>;
   /** Sends a frame on the socket: false when the socket buffered it (not open). */
@@ -89,7 +89,7 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
   }
 
   get #model(): ChatModel<M> {
-    return this.#host.model;
+    return this.#host.model();
   }
 
   /** A frame of a turn the transport renders: chunks go to its stream; an error or `done` ends it. */
@@ -326,7 +326,8 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resume(options?: ChatRequestOptions): Promise<void> {
     if (this.#operation) return this.#operation;
-    const { state, model } = this.#host;
+    const { state } = this.#host;
+    const model = this.#model;
     const error = state.status === "error" ? state.error : undefined;
     // Rule (a cut is not a failure): a request the close cut off ends as the reconnect finds it, resumed or stored, not as an error.
     this.#keptError = model.turns.isCut(error) ? undefined : error;
@@ -366,7 +367,8 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
 
   /** Rule (continuation probe): once the chat is ready, the AI SDK resume attaches to the continuation. */
   launchContinuation(): void {
-    const { model, state } = this.#host;
+    const { state } = this.#host;
+    const model = this.#model;
     if (model.continuation.kind !== "scheduled" || state.status !== "ready" || this.#continuationTimer) return;
     const timer = setTimeout(async () => {
       // A resume may still own the AI SDK's active response.
