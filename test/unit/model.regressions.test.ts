@@ -436,6 +436,15 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
   });
 
+  it("Rule (a let-go probe's answer still counts): the reconnect's probe that stop() let go still ends the turn it watched when the server answers idle (seed 2054450596, both agents)", async () => {
+    // Another tab's turn was watched across a drop; stop() let the reconnect's probe go, and the server's "nothing runs" to it
+    // then matched no probe, so the watched reply, which another tab's clear had removed, stayed with isServerStreaming on.
+    for (const agent of [{}, ordered]) {
+      const world = await play("otherSend 0 0, turn, turn, deliver 2, deliver 1, cut, otherClear, reopen, stop", { ...agent, resume: true });
+      expect(strictly(world)).toEqual([]);
+    }
+  });
+
   it("Rule (a stopped probe waits no more): the mount probe stop() ended does not take the regenerate made after a drop (seed 1525825722)", async () => {
     const world = await play("stop, otherSend 0 0, deliver 3, cut, regenerate, up, reopen, otherClear, up, turn", { ...ordered, resume: true });
     expect(strictly(world)).toEqual([]);

@@ -95,6 +95,8 @@ export interface Probes {
   recovering: boolean;
   /** An offer this socket left un-ACKed because its probe would be answered with it (the server parks the socket until an ACK). */
   declined: string | null;
+  /** A probe this client let go before its answer (a stop, a send after its grace): the answer still says what runs. */
+  letGo: string | null;
 }
 
 /** Everything the client knows of one conversation; it acts on the world only through the effects it emits. */
@@ -107,7 +109,7 @@ export class ChatModel<M extends UIMessage> {
   readonly placement: ReplyPlacement<M>;
   readonly observed: ObservedTurn<M>;
   readonly link: Link = { open: false, everOpened: false, sawClose: false, openedAt: 0 };
-  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
+  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null, letGo: null };
   /** The ids of a cached transcript on screen (`persist`), until the server's transcript replaces it. */
   cached: Set<string> | null = null;
   /** The AI SDK resume's handshake that waits for the server's answer: its probe (one at a time). */

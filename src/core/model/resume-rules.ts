@@ -33,7 +33,10 @@ export function handshakeTimedOut<M extends UIMessage>(m: ChatModel<M>, probeId:
 
 /** Settles the waiting handshake as if nothing ran, without it meaning the server is idle (a send may not wait for it). */
 export function cancelHandshake<M extends UIMessage>(m: ChatModel<M>): void {
-  if (m.handshake) answerHandshake(m, { kind: "none" });
+  if (!m.handshake) return;
+  // Rule (a let-go probe's answer still counts): the server answers it all the same (see `onResumeNone`).
+  m.probes.letGo = m.handshake.probeId;
+  answerHandshake(m, { kind: "none" });
 }
 
 /** Rule (a dropped handshake waits no more): the AI SDK let go of the waiting handshake (its continuation stopped or cut before the offer). */
@@ -80,7 +83,11 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
     m.send({ type: CHAT_MESSAGE_TYPES.STREAM_RESUME_ACK, id: declined });
   }
   const answersIdle = answersIdleProbe(m, probeId);
-  if ((handled || answersIdle) && reason === "idle" && typeof probeId === "string") {
+  // Rule (a let-go probe's answer still counts): a probe this client let go (a stop ended it, seed 2054450596) is still
+  // answered; an idle answer to it proves nothing runs, so the turn it watched across a reconnect is over.
+  const answersLetGo = probeId !== undefined && probeId === m.probes.letGo;
+  if (answersLetGo) m.probes.letGo = null;
+  if ((handled || answersIdle || answersLetGo) && reason === "idle" && typeof probeId === "string") {
     m.dropObserved(false);
     m.turns.heldTurn = null;
     if (!m.probes.recovering) m.turns.recoveringTurn = null;
@@ -210,7 +217,7 @@ export function socketClosed<M extends UIMessage>(m: ChatModel<M>): void {
   // Rule (a buffered send went out with its socket): what the transport buffered while the socket was down went out
   // as it opened; the next connect-time transcript is of a later connection, which the server opened after taking it.
   m.intents.buffered.clear();
-  m.probes.declined = null;
+  m.probes.declined = m.probes.letGo = null;
   m.probes.recovering = false;
   m.turns.socketClosed();
   m.placement.unprotect();

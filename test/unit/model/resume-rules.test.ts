@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Continuation, launched, requested, stoppedBeforeStart } from "../../../src/core/model/continuation";
-import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "../../../src/core/model/resume-rules";
+import { cancelHandshake, onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "../../../src/core/model/resume-rules";
 import { awaitHandshake, makeModel } from "../../support/model-harness";
 
 const probing = (): Continuation => launched(requested({ kind: "idle" }));
@@ -61,6 +61,24 @@ describe("resume rules", () => {
         onResumeNone(m, reason, probeId);
         expect(m.turns.heldTurn).toBe("x");
       }
+    });
+
+    it("Rule (a let-go probe's answer still counts): an idle answer to a probe this client let go ends the observed and held turns, once", () => {
+      const { m, io } = makeModel();
+      awaitHandshake(m, "p1");
+      cancelHandshake(m);
+      expect([io.handshakes, m.probes.letGo]).toEqual([["none"], "p1"]);
+      m.observed.begin("x", false);
+      m.turns.heldTurn = "x";
+      onResumeNone(m, "idle", "p1");
+      expect([m.observed.active, m.turns.heldTurn, m.probes.letGo]).toEqual([false, null, null]);
+      const closed = makeModel();
+      awaitHandshake(closed.m, "p1");
+      cancelHandshake(closed.m);
+      socketClosed(closed.m);
+      closed.m.turns.heldTurn = "x";
+      onResumeNone(closed.m, "idle", "p1");
+      expect(closed.m.turns.heldTurn).toBe("x");
     });
 
     it("ends a stopped continuation's wait when its own probe is answered", () => {
