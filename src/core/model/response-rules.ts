@@ -107,8 +107,14 @@ export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string
  */
 export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string, sentId: string | undefined): void {
   const turns = m.turns;
-  if (m.intents.rewrite) turns.supersede(id);
-  else if (!m.base.serverOwned) turns.wentOut(id, m.base.clock, turns.local.some((other) => other !== id));
+  const overlapping = turns.local.some((other) => other !== id);
+  const rewrite = m.intents.rewrite;
+  if (rewrite) {
+    turns.supersede(id);
+    // A rewrite that went out while another request of this client's was open: its list carried that request's reply only
+    // as far as it had come (model seed 334558694), so the stored transcript decides as it settles (rule: rewrite retires).
+    if (overlapping && rewrite.clockAt !== null) rewrite.heldBack = true;
+  } else if (!m.base.serverOwned) turns.wentOut(id, m.base.clock, overlapping);
   m.base.listWritten();
   m.intents.sendWentOut(id, sentId);
 }
