@@ -1,20 +1,14 @@
 import { AgentClient, type AgentClientOptions } from "agents/client";
 import { isRef, markRaw, toValue } from "vue";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf, readSubChain, subAgentPath } from "./core/address";
+import type { ChatTarget } from "./core/chat";
 import type { AgentSocket } from "./core/connection";
 import { openDirectLane } from "./core/direct-lane";
 import { sharedSocketOf } from "./shared-connection";
 import type { AgentChatClientOptions, UseAgentChatOptions } from "./use-agent-chat-types";
 
 /** Where a chat talks: its socket (opened here or the app's), and the conversation's names. */
-export interface Target {
-  socket: AgentSocket;
-  owns: boolean;
-  agent: string;
-  name: string;
-  label: string;
-  key: string;
-}
+export type Target = ChatTarget;
 
 /** The query of `client`, read now. A function query is PartySocket's async form: passed through, never called. */
 export function clientQuery({ query }: AgentChatClientOptions) {

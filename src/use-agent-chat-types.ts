@@ -1,18 +1,10 @@
-import type { AbstractChat, ChatInit, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
+import type { AbstractChat, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
 import type { AgentClientOptions } from "agents/client";
 import type { ComputedRef, MaybeRefOrGetter, ShallowRef } from "vue";
 import type { SubAgentStep } from "./core/address";
+import type { ChatOptions } from "./core/chat";
 import type { AgentSocket } from "./core/connection";
-import type { ChatPersistence } from "./core/persistence";
-import type { ChatTurnEndEvent } from "./core/protocol";
-import type {
-  AddToolOutputOptions,
-  ConnectionStatus,
-  OnToolCallCallback,
-  PrepareSendMessagesRequestOptions,
-  PrepareSendMessagesRequestResult
-} from "./core/session";
-import type { AITool } from "./core/tools";
+import type { AddToolOutputOptions, ConnectionStatus } from "./core/session";
 import type { SharedAgentConnection } from "./shared-connection";
 
 /**
@@ -45,83 +37,16 @@ export interface AgentChatClientOptions
 
 export type { SharedAgentConnection } from "./shared-connection";
 
-/** AI SDK chat options the composable forwards to the chat. */
-export type ForwardedChatInit<M extends UIMessage> = Pick<
-  ChatInit<M>,
-  | "onError"
-  | "onFinish"
-  | "onData"
-  | "generateId"
-  | "messageMetadataSchema"
-  | "dataPartSchemas"
-  | "sendAutomaticallyWhen"
-  | "experimental_queue"
->;
+export type { ChatOptions, ForwardedChatInit } from "./core/chat";
 
 /** Options of {@link useAgentChat}. */
-export interface UseAgentChatOptions<M extends UIMessage = UIMessage> extends ForwardedChatInit<M> {
+export interface UseAgentChatOptions<M extends UIMessage = UIMessage> extends ChatOptions<M> {
   /** Connection options: the composable opens its own socket and closes it on unmount. */
   client?: AgentChatClientOptions;
   /** A connection the app owns (e.g. from `useAgent`); it is never closed by this composable. */
   agent?: MaybeRefOrGetter<SharedAgentConnection | null | undefined>;
-  /** The starting transcript. When given, nothing is read from `/get-messages` on the first open. */
-  initialMessages?: M[];
-  /** Upstream's name for a starting transcript, used only when no transcript is read. */
-  messages?: M[];
-  /** A custom transcript loader, or `null` to read nothing. Default: `GET <agent>/get-messages`. */
-  getInitialMessages?: null | ((options: { agent: string; name: string; url?: string }) => Promise<M[]>);
-  /** `credentials` for transcript reads. */
-  credentials?: RequestCredentials;
-  /** Headers for transcript reads (e.g. `Authorization`). */
-  headers?: HeadersInit;
-  /** Re-read the stored transcript when a replacement socket opens. Default `true`. */
-  resyncOnReconnect?: boolean;
-  /** How a reconnect combines what is on screen with what is stored. Default: by id, stored wins. */
-  mergeMessages?: (onScreen: M[], stored: M[]) => M[];
-  /** Runs first on every socket frame (parsed, or the raw text); return `true` to consume it. */
-  onFrame?: (frame: unknown) => boolean | void;
-  /** Send only the messages the server does not hold, plus `afterMessageId`. Default `false`. */
-  sendOnlyNewMessages?: boolean;
-  /** Milliseconds between message publications while streaming, or `false`. Default `50`. */
-  throttle?: number | false;
-  /** @deprecated Use `throttle`. */
-  experimental_throttle?: number;
-  /** Answers client tool calls that have no `execute`, once the response stream ended. */
-  onToolCall?: OnToolCallCallback;
-  /** Called once per ended request, with the user message ids it carried. */
-  onTurnEnd?: (event: ChatTurnEndEvent) => void;
-  /** Tools the browser runs; their schemas go to the server with every request. */
-  tools?: Record<string, AITool>;
-  /** @deprecated Use `needsApproval` on server tools. Tools that wait for a person. */
-  toolsRequiringConfirmation?: string[];
-  /** @deprecated Use `tools` with `execute`, or `onToolCall`. */
-  experimental_automaticToolResolution?: boolean;
-  /** Let the server continue after a tool output or approval. Default `true`. */
-  autoContinueAfterToolResult?: boolean;
-  /** @deprecated Use `sendAutomaticallyWhen`. Only with `autoContinueAfterToolResult: false`. */
-  autoSendAfterAllConfirmationsResolved?: boolean;
-  /** Resume a stream that is running when the socket opens. Default `true`. */
-  resume?: boolean;
-  /** Cancel the server turn on local aborts (unmount, switching). `stop()` always cancels. Default `false`. */
-  cancelOnClientAbort?: boolean;
-  /** `setMessages` also sends the transcript to the server. Default `true`. */
-  syncMessagesToServer?: boolean;
   /** Extra request body: an object, a function (read at send time) or a ref. */
   body?: MaybeRefOrGetter<Record<string, unknown> | Promise<Record<string, unknown>> | undefined>;
-  /** Adds fields to each request body; only `body` of the result is used. */
-  prepareSendMessagesRequest?: (
-    options: PrepareSendMessagesRequestOptions<M>
-  ) => PrepareSendMessagesRequestResult | Promise<PrepareSendMessagesRequestResult>;
-  /** Ignored: the chat id comes from the agent's address (as upstream). */
-  id?: string;
-  /**
-   * Keep this conversation in the browser's durable storage: the last
-   * transcript shows at once on the next mount (`isCached`), and messages
-   * queued while offline survive a reload or a closed tab. Make one with
-   * `indexedDBPersistence()` from `agents-vue/persist`. Without it nothing
-   * is stored.
-   */
-  persist?: ChatPersistence;
 }
 
 /**

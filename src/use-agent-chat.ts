@@ -1,22 +1,13 @@
-import type { AbstractChat, ChatRequestOptions, ChatStatus, UIMessage } from "ai";
+import type { ChatStatus, UIMessage } from "ai";
 import type { AgentClient, AgentClientOptions } from "agents/client";
-import { computed, markRaw, shallowReadonly, shallowRef, toValue, watch } from "vue";
-import { type AddressedSocket, agentNameToKebab, httpAddressOf, messagesUrl } from "./core/address";
+import { type ShallowRef, computed, markRaw, shallowReadonly, shallowRef, toValue, watch } from "vue";
+import { type AddressedSocket, httpAddressOf } from "./core/address";
+import { chatActions, chatCells, chatSettings, createChatSession, warnDeprecatedOptions } from "./core/chat";
+import type { Cell } from "./core/chat-state";
 import type { AgentSocket } from "./core/connection";
-import { fetchTranscript, readShared } from "./core/load";
-import {
-  type AddToolOutputOptions,
-  type BodySource,
-  ChatSession,
-  type ConnectionStatus,
-  type SessionCells,
-  type SessionSettings,
-  type TranscriptReader,
-  warnDeprecated
-} from "./core/session";
+import type { BodySource, ChatSession } from "./core/session";
 import { devtoolsProbe } from "./core/devtools-probe";
-import { hasPendingClientToolCalls, toolsWithoutExecute } from "./core/tools";
-import { mergeStoredWins } from "./core/transcript";
+import { hasPendingClientToolCalls } from "./core/tools";
 import { assertBrowser, onDispose, warnOutsideScope } from "./lifecycle";
 import { type Target, addressKey, clientQuery, resolveClientFields, targetOf } from "./chat-target";
 import { sharedSocketOf } from "./shared-connection";
@@ -25,6 +16,9 @@ import type { AgentChat, AgentChatClientOptions, UseAgentChatOptions, UseAgentCh
 declare const process: { env: { NODE_ENV?: string } };
 
 export type * from "./use-agent-chat-types";
+
+/** The cells a session publishes into, as `shallowRef` made them. */
+type ShallowRefs<C> = { [K in keyof C]-?: C[K] extends Cell<infer T> | undefined ? ShallowRef<T> : never };
 
 
 /**
@@ -35,10 +29,6 @@ export type * from "./use-agent-chat-types";
  * used, and only then drops the probe and the inspector's `import()` from a
  * production bundle (test/unit/devtools.test.ts).
  */
-
-const DEFAULT_THROTTLE_MS = 50;
-
-
 
 /**
  * Chat with a Cloudflare `AIChatAgent` over its WebSocket protocol.
@@ -65,182 +55,31 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
         : "[agents-vue] useAgentChat needs `client` or `agent`."
     );
   }
-  if (process.env.NODE_ENV !== "production" && options.toolsRequiringConfirmation) {
-    warnDeprecated(
-      "toolsRequiringConfirmation",
-      "the 'toolsRequiringConfirmation' option; use needsApproval on server-side tools."
-    );
-  }
-  if (process.env.NODE_ENV !== "production" && options.experimental_automaticToolResolution) {
-    warnDeprecated(
-      "experimental_automaticToolResolution",
-      "the 'experimental_automaticToolResolution' option; give tools an execute function or use onToolCall."
-    );
-  }
-  if (process.env.NODE_ENV !== "production" && options.autoSendAfterAllConfirmationsResolved !== undefined) {
-    warnDeprecated(
-      "autoSendAfterAllConfirmationsResolved",
-      "the 'autoSendAfterAllConfirmationsResolved' option; use sendAutomaticallyWhen from the AI SDK."
-    );
-  }
+  warnDeprecatedOptions(options);
 
-  const cells = {
-    messages: shallowRef<M[]>([]),
-    status: shallowRef<ChatStatus>("ready"),
-    error: shallowRef<Error | undefined>(undefined),
-    serverStreaming: shallowRef(false),
-    recovering: shallowRef(false),
-    toolContinuation: shallowRef(false),
-    connectionError: shallowRef<Error | null>(null),
-    connection: shallowRef<ConnectionStatus>("connecting"),
-    loading: shallowRef(false),
-    runningToolCalls: shallowRef<ReadonlySet<string>>(new Set()),
-    queued: shallowRef<M[]>([]),
-    sdkQueued: shallowRef<M[]>([]),
-    cached: shallowRef(false)
-  } satisfies SessionCells<M>;
+  const cells = chatCells<M>(shallowRef) as ShallowRefs<ReturnType<typeof chatCells<M>>>;
 
   // Vue Devtools, in development builds with Devtools on the page: the chat's frames, reads and state (src/devtools/).
   const probe = process.env.NODE_ENV !== "production" ? devtoolsProbe() : null;
 
-  const throttleMs =
-    options.throttle === false ? undefined : (options.throttle ?? options.experimental_throttle ?? DEFAULT_THROTTLE_MS);
-
-  // One object whose getters read the options when the session asks, so
-  // callbacks and flags can change; the hot path pays a property read.
+  // The body is read at send time: an object, a getter or a ref.
   const body = (() => toValue(options.body) ?? {}) as BodySource;
-  const liveSettings: SessionSettings<M> = {
-    get resume() {
-      return options.resume ?? true;
-    },
-    get cancelOnClientAbort() {
-      return options.cancelOnClientAbort ?? false;
-    },
-    get autoContinueAfterToolResult() {
-      return options.autoContinueAfterToolResult ?? true;
-    },
-    get autoSendAfterAllConfirmationsResolved() {
-      return options.autoSendAfterAllConfirmationsResolved ?? true;
-    },
-    get syncMessagesToServer() {
-      return options.syncMessagesToServer ?? true;
-    },
-    get resyncOnReconnect() {
-      return options.resyncOnReconnect ?? true;
-    },
-    get sendOnlyNewMessages() {
-      return options.sendOnlyNewMessages ?? false;
-    },
-    get mergeMessages() {
-      return options.mergeMessages ?? mergeStoredWins;
-    },
-    get body() {
-      return options.body === undefined ? undefined : body;
-    },
-    get prepareSendMessagesRequest() {
-      return options.prepareSendMessagesRequest;
-    },
-    get tools() {
-      return options.tools;
-    },
-    get toolsRequiringConfirmation() {
-      return options.toolsRequiringConfirmation ?? toolsWithoutExecute(options.tools);
-    },
-    get automaticToolResolution() {
-      return options.experimental_automaticToolResolution ?? false;
-    },
-    get onToolCall() {
-      return options.onToolCall;
-    },
-    get onTurnEnd() {
-      return options.onTurnEnd;
-    },
-    get onData() {
-      return options.onData;
-    },
-    get onError() {
-      return options.onError;
-    },
-    get onFinish() {
-      return options.onFinish;
-    },
-    get onFrame() {
-      return options.onFrame;
-    }
-  };
-  const settings = () => liveSettings;
+  const settings = chatSettings(options, () => (options.body === undefined ? undefined : body));
 
-  const transcriptReaders = (target: Target) => {
-    // The address is read when a read starts: a shared socket may name it only once it connects (issue 21, 7).
-    const addressNow = () => httpAddressOf(target.socket as AddressedSocket);
-    const label = target.label;
-    const custom = options.getInitialMessages;
-    // With `persist`, a read that did not reach the agent fails instead of reading as empty: the cached copy stays.
-    const unreachable = options.persist ? agentUnreachable : undefined;
-    const atAddress =
-      (read: (url: string) => Promise<M[]>): TranscriptReader<M> =>
-      () => {
-        const address = addressNow();
-        return address ? read(messagesUrl(address)) : Promise.resolve([]);
-      };
-    const fromServer: TranscriptReader<M> =
-      typeof custom === "function"
-        ? () => custom({ agent: target.agent, name: target.name, url: addressNow() ?? undefined })
-        : atAddress((url) => readShared<M>(url, options, label, unreachable));
-    // A read-back follows something the server did (stored a reply, cleared):
-    // it must start now, not join a read begun before that. `null` reads nothing, ever (issue 21, 8).
-    // One that did not reach the agent fails, with `persist` or without: it is made again, never read as empty.
-    const readStored: TranscriptReader<M> | undefined =
-      custom === null
-        ? undefined
-        : typeof custom === "function"
-          ? fromServer
-          : atAddress((url) => fetchTranscript<M>(url, options, label, agentUnreachable));
-    const given = options.initialMessages;
-    const loadOnOpen = given !== undefined || custom === null ? undefined : fromServer;
-    const initialMessages = given ?? (loadOnOpen ? [] : (options.messages ?? []));
-    // The default reader needs the socket's address; a custom loader is the app's to point.
-    const canRead = typeof custom === "function" ? undefined : () => addressNow() !== null;
-    // The agent class at its host: the instance name is the address's last segment.
-    const agentKey = addressNow()?.replace(/\/[^/]*$/, "");
-    // Named as the session's config names them.
-    return { initialMessages, loadOnOpen, readStored, canRead, agentKey };
-  };
-
-  const startSession = (target: Target): ChatSession<M> => {
-    const readers = transcriptReaders(target);
-    if (process.env.NODE_ENV !== "production" && probe) {
-      readers.loadOnOpen = probe.reader(readers.loadOnOpen, true);
-      readers.readStored = probe.reader(readers.readStored, false);
-    }
-    return markRaw(
-      new ChatSession<M>({
-        ...readers,
-        socket: target.socket,
-        ownsSocket: target.owns,
-        chatId: `${agentNameToKebab(target.agent)}/${target.name}|${target.key}`,
-        label: target.label,
-        cells,
-        settings,
-        chatInit: {
-          generateId: options.generateId,
-          messageMetadataSchema: options.messageMetadataSchema,
-          dataPartSchemas: options.dataPartSchemas,
-          sendAutomaticallyWhen: options.sendAutomaticallyWhen,
-          experimental_queue: options.experimental_queue
-        },
-        throttleMs,
-        partyKey: () => (target.socket as AddressedSocket)._pk ?? "",
-        persist: options.persist,
-        persistKey: target.key
+  const startSession = (target: Target): ChatSession<M> =>
+    markRaw(
+      createChatSession(options, target, cells, settings, (config) => {
+        if (process.env.NODE_ENV !== "production" && probe) {
+          config.loadOnOpen = probe.reader(config.loadOnOpen, true);
+          config.readStored = probe.reader(config.readStored, false);
+        }
+        return config;
       })
     );
-  };
 
   let target: Target | null = null;
   const session = shallowRef<ChatSession<M> | null>(null);
   const socket = shallowRef<AgentSocket | null>(null);
-  const current = (): ChatSession<M> => session.value ?? noConnection();
 
   /** Starts the chat on `next` (the first target too: the cells are still as created then). */
   const switchTo = (next: Target | null) => {
@@ -299,8 +138,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
       hasPendingClientToolCalls(
         cells.messages.value,
         cells.runningToolCalls.value,
-        liveSettings.tools,
-        liveSettings.toolsRequiringConfirmation
+        settings.tools,
+        settings.toolsRequiringConfirmation
       )
   );
   const isStreaming = computed(() => cells.status.value === "streaming" || isServerStreaming.value);
@@ -311,23 +150,8 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   const id = computed(() => session.value?.chat.id ?? "");
   const ready = () => session.value?.ready ?? Promise.resolve();
 
-  const sendMessage: AbstractChat<M>["sendMessage"] = (message, requestOptions) =>
-    current().sendMessage(message, requestOptions);
-  const regenerate: AbstractChat<M>["regenerate"] = (regenerateOptions) => current().regenerate(regenerateOptions);
-  const stop = () => session.value?.stop() ?? Promise.resolve();
-  const resumeStream = (resumeOptions?: ChatRequestOptions) => current().resumeStream(resumeOptions);
-  const clearError = () => current().clearError();
-  const setMessages = (next: M[] | ((currentMessages: M[]) => M[])) => current().setMessages(next);
-  const clearHistory = () => current().clearHistory();
-  const addToolOutput = (toolOptions: AddToolOutputOptions) => current().tools.addToolOutput(toolOptions);
-  const addToolResult = (args: { tool?: string; toolCallId: string; output?: unknown }) => {
-    if (process.env.NODE_ENV !== "production") warnDeprecated("addToolResult", "addToolResult(); use addToolOutput().");
-    current().tools.addToolResult(args);
-  };
-  const addToolApprovalResponse: AbstractChat<M>["addToolApprovalResponse"] = (args) =>
-    current().tools.addToolApprovalResponse(args);
-  const removeQueued = (id: string) => session.value?.chat.experimental_removeQueuedMessage(id);
-  const sendQueuedNow = (id: string) => session.value?.sendQueuedNow(id) ?? Promise.resolve();
+  const actions = chatActions(() => session.value);
+  const { sendMessage, regenerate, stop, resumeStream, clearError, setMessages, addToolOutput, addToolApprovalResponse } = actions;
 
   const chat: AgentChat<M> = markRaw({
     get id() {
@@ -358,21 +182,12 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
   });
 
   const shell: UseAgentChatReturn<M> = {
+    ...actions,
     chat,
     messages: shallowReadonly(cells.messages),
     status: shallowReadonly(cells.status),
     error: shallowReadonly(cells.error),
     id,
-    sendMessage,
-    regenerate,
-    stop,
-    resumeStream,
-    clearError,
-    setMessages,
-    clearHistory,
-    addToolOutput,
-    addToolResult,
-    addToolApprovalResponse,
     isServerStreaming,
     isStreaming,
     displayStatus,
@@ -383,8 +198,6 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     isLoading: shallowReadonly(cells.loading),
     queuedMessages: shallowReadonly(cells.queued),
     experimental_queuedMessages: shallowReadonly(cells.sdkQueued),
-    experimental_removeQueuedMessage: removeQueued,
-    experimental_sendQueuedMessageNow: sendQueuedNow,
     isCached: shallowReadonly(cells.cached),
     client: shallowReadonly(socket),
     get ready() {
@@ -404,17 +217,3 @@ export function useAgentChat<AgentT = unknown, M extends UIMessage = UIMessage, 
     }
   };
 }
-
-function agentUnreachable(why: string): never {
-  throw new Error(`the agent did not answer (${why})`);
-}
-
-function noConnection(): never {
-  throw new Error(
-    process.env.NODE_ENV !== "production"
-      ? "[agents-vue] The chat has no connection yet (the `agent` option is empty)."
-      : "[agents-vue] The chat has no connection yet."
-  );
-}
-
-

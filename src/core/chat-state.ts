@@ -176,7 +176,9 @@ export class PublishingChatState<M extends UIMessage> implements ChatState<M> {
 
   /** Whether a change waits for the throttle window to end (see `publications.ts`). */
   #setPending(pending: boolean): void {
-    if (pending !== this.#pending) withheldPublications((this.#pending = pending) ? 1 : -1);
+    if (pending === this.#pending) return;
+    this.#pending = pending;
+    withheldPublications(pending ? 1 : -1);
   }
 
   /** Stops publishing and releases the timer; the cells keep their last values. */

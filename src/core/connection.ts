@@ -1,13 +1,9 @@
-import * as CHAT_MESSAGE_TYPES from "./frame-types";
-import type { AgentConnection } from "agents/chat/transport";
 import { type AddressedSocket, agentNameToKebab, httpAddressOf } from "./address";
 import { laneOf } from "./direct-lane";
 import type { Cell } from "./chat-state";
 
 // Development-only code is guarded inline (see core/diagnostics.ts).
 declare const process: { env: { NODE_ENV?: string } };
-
-type Listener = (event: MessageEvent) => void;
 
 /**
  * What the chat needs from a connection: `AgentClient` (from `agents/client`)
@@ -42,72 +38,11 @@ export interface SocketHandlers {
   /** A frame arrived; true when it was a chat response frame (nothing else on the socket reads those). */
   message(data: unknown): boolean | void;
   open(): void;
-  close(event: CloseInfo): void;
-  /** Sees every frame the transport sends, before it goes out. */
-  transportSend?(data: string): void;
+  /** `interrupts`: a socket that had opened closed, or no reconnect will come: no turn's end reaches this socket. */
+  close(event: CloseInfo, interrupts: boolean): void;
 }
 
 const OPEN = 1;
-
-/** The fields of a response frame that decide how it is delivered. */
-export interface DeliverableFrame {
-  id: string;
-  body: string;
-  done: boolean;
-  error: boolean;
-  replay: boolean;
-  replayComplete: boolean;
-  continuation: boolean;
-  seq: number | undefined;
-}
-
-interface DeltaRun {
-  id: string;
-  continuation: boolean;
-  /** A replayed run: replayed and live deltas never merge (the transport ends its replay batch on the first live frame). */
-  replay: boolean;
-  /** Chunk type and part id: deltas merge only within one part. */
-  key: string;
-  type: string;
-  partId: string;
-  /** The merged delta, as escaped JSON string content. */
-  text: string;
-  seq: number | undefined;
-  /** The first frame as received, delivered unchanged when nothing merged into it. */
-  data: string;
-  merged: number;
-}
-
-const TEXT_DELTA = '{"type":"text-delta","id":"';
-const REASONING_DELTA = '{"type":"reasoning-delta","id":"';
-const DELTA_FIELD = '","delta":"';
-
-/**
- * A plain text or reasoning delta (no provider metadata), or undefined. The
- * server writes these chunks as `{"type":…,"id":…,"delta":…}`; the delta is
- * kept as escaped JSON string content, so merging never parses or re-escapes
- * it (two escaped runs concatenate into a valid escaped run).
- * Read by prefix and quotes, not by a regular expression: it runs on every
- * frame of a stream.
- */
-export function readDelta(body: string): Pick<DeltaRun, "key" | "type" | "partId" | "text"> | undefined {
-  const type = body.startsWith(TEXT_DELTA) ? "text-delta" : body.startsWith(REASONING_DELTA) ? "reasoning-delta" : undefined;
-  if (!type || !body.endsWith('"}')) return undefined;
-  const idStart = type.length + 17;
-  const idEnd = body.indexOf('"', idStart);
-  const partId = body.slice(idStart, idEnd);
-  if (idEnd < 0 || partId.includes("\\") || !body.startsWith(DELTA_FIELD, idEnd)) return undefined;
-  const start = idEnd + DELTA_FIELD.length;
-  const end = body.length - 2;
-  if (end < start) return undefined;
-  // The delta is one JSON string up to the closing `"}`: every quote before its end is escaped, the last one is not.
-  for (let quote = body.indexOf('"', start); quote !== -1 && quote <= end; quote = body.indexOf('"', quote + 1)) {
-    let slashes = 0;
-    while (body.charCodeAt(quote - 1 - slashes) === 92) slashes++;
-    if ((slashes % 2 === 0) !== (quote === end)) return undefined;
-  }
-  return { key: `${type}:${partId}`, type, partId, text: body.slice(start, end) };
-}
 
 /** The fields of a close event the client reads. */
 export interface CloseInfo {
@@ -262,19 +197,11 @@ export class FailureProbe {
 }
 
 /**
- * Sits between one socket and everything that listens to it. The session
- * gets every event first; the transport's per-stream listeners only get what
- * the session lets through:
- * - response frames the session did not swallow (a frame `onFrame` consumed
- *   never reaches a stream);
- * - the close of a socket that had opened, or the final close after which no
- *   reconnect will come. A failed connection attempt does not end a request
- *   that is still waiting in the socket's send buffer: it goes out when the
- *   socket opens.
+ * Holds the only listeners on one socket: every event goes to the session,
+ * and the connection's state (`connectionStatus`, `connectionError`) is
+ * published from them.
  */
 export class SocketBridge {
-  readonly #messageListeners = new Set<Listener>();
-  readonly #closeListeners = new Set<Listener>();
   #openedThisAttempt: boolean;
   #disposed = false;
   /** Whether the last close ended reconnection (a policy code, retries spent). */
@@ -306,120 +233,14 @@ export class SocketBridge {
     return this.#socket.readyState === undefined || this.#socket.readyState === OPEN;
   }
 
-  /** The connection the transport sees. */
-  readonly transportView: AgentConnection = {
-    send: (data) => {
-      this.#handlers.transportSend?.(data);
-      return this.#socket.send(data);
-    },
-    addEventListener: (type, listener, options) => {
-      const set = this.#listenersOf(type);
-      if (!set) return;
-      set.add(listener);
-      options?.signal?.addEventListener("abort", () => set.delete(listener), { once: true });
-    },
-    removeEventListener: (type, listener) => {
-      this.#listenersOf(type)?.delete(listener);
-    }
-  };
-
-  /** The transport's listeners of one event type (it only listens for messages and closes). */
-  #listenersOf(type: string): Set<Listener> | undefined {
-    return type === "message" ? this.#messageListeners : type === "close" ? this.#closeListeners : undefined;
-  }
-
-  /**
-   * Hands a response frame to the transport's streams. Consecutive text or
-   * reasoning deltas of one part are merged into one frame, delivered at the
-   * end of the current task burst (or before any other frame), so a fast
-   * stream runs upstream's transport and the AI SDK's per-chunk pipeline once
-   * per burst instead of once per token. Replayed deltas merge too (the
-   * transport would merge their chunks itself, after parsing each frame),
-   * except a continuation's: the transport drops the replayed chunks it
-   * already applied by their `seq`, one chunk at a time.
-   */
-  deliver(frame: DeliverableFrame, data: string): void {
-    if (this.#messageListeners.size === 0) return;
-    const mergeable = !(frame.done || frame.error || frame.replayComplete || (frame.replay && frame.continuation));
-    const delta = mergeable ? readDelta(frame.body) : undefined;
-    const run = this.#run;
-    if (delta && run && run.id === frame.id && run.continuation === frame.continuation && run.replay === frame.replay && run.key === delta.key) {
-      run.text += delta.text;
-      run.merged++;
-      if (frame.seq !== undefined) run.seq = frame.seq;
-      return;
-    }
-    this.#flushRun();
-    if (!delta) {
-      this.#forwardToStreams(data);
-      return;
-    }
-    this.#run = { ...delta, id: frame.id, continuation: frame.continuation, replay: frame.replay, seq: frame.seq, data, merged: 1 };
-    this.#runTimer = setTimeout(this.#flushRun, 0);
-  }
-
-  #run: DeltaRun | null = null;
-  #runTimer: ReturnType<typeof setTimeout> | undefined;
-
-  /** Takes the pending merged deltas (null when none), cancelling their delivery. */
-  #takeRun(): DeltaRun | null {
-    clearTimeout(this.#runTimer);
-    this.#runTimer = undefined;
-    const run = this.#run;
-    this.#run = null;
-    return run;
-  }
-
-  /** Delivers the pending merged deltas now. */
-  readonly #flushRun = (): void => {
-    const run = this.#takeRun();
-    if (!run) return;
-    if (run.merged === 1) {
-      this.#forwardToStreams(run.data);
-      return;
-    }
-    const body = `{"type":"${run.type}","id":"${run.partId}","delta":"${run.text}"}`;
-    // JSON leaves the undefined fields out: `continuation` and `replay` appear only when true, `seq` only when known.
-    const merged = {
-      type: CHAT_MESSAGE_TYPES.USE_CHAT_RESPONSE,
-      id: run.id,
-      body,
-      done: false,
-      continuation: run.continuation || undefined,
-      replay: run.replay || undefined,
-      seq: run.seq
-    };
-    this.#forwardToStreams(JSON.stringify(merged));
-  };
-
-  /** Hands a response frame to the transport's streams as it is. */
-  #forwardToStreams(data: string): void {
-    if (this.#messageListeners.size === 0) return;
-    // The transport reads only `.data`; a real MessageEvent per frame costs more than the rest of the hop.
-    const event = { data } as MessageEvent;
-    // A snapshot, as EventTarget takes: a stream started by this frame must not see it.
-    for (const listener of Array.from(this.#messageListeners)) listener(event);
-  }
-
-  /** Ends every transport stream as if its socket had closed. */
-  #interruptStreams(code = 1006): void {
-    this.#flushRun();
-    if (this.#closeListeners.size === 0) return;
-    const event = new MessageEvent("close", { data: code });
-    for (const listener of Array.from(this.#closeListeners)) listener(event);
-  }
-
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#takeRun();
     this.#leaveLane?.();
     this.#socket.removeEventListener("message", this.#onMessage);
     this.#socket.removeEventListener("open", this.#onOpen);
     this.#socket.removeEventListener("close", this.#onClose);
     this.#socket.removeEventListener("error", this.#onError);
-    this.#messageListeners.clear();
-    this.#closeListeners.clear();
   }
 
   /** A frame from the socket; on a direct lane, true when the chat read it as a response frame. */
@@ -459,8 +280,7 @@ export class SocketBridge {
         this.#probe.afterFailure(attempt, stale, (error) => (cells.connectionError.value = error));
       }
     } else if (socket.connectionError) cells.connectionError.value = socket.connectionError;
-    this.#handlers.close(event);
-    if (opened || this.finalClose) this.#interruptStreams(event.code);
+    this.#handlers.close(event, opened || this.finalClose);
   };
 
   readonly #onError = () => {

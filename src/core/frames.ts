@@ -15,6 +15,17 @@ export interface ResponseFrame {
   seq: number | undefined;
   messageIds: string[] | undefined;
   outcome: ChatTurnOutcome | undefined;
+  /** The parsed body, once something asked for it (see `chunkOf`). */
+  chunk?: unknown;
+}
+
+/**
+ * Rule (one parse per frame): a response frame's body parsed once, whoever asks first (the rules, the turn's
+ * stream, the observer); undefined for an empty body or one that is not JSON.
+ */
+export function chunkOf(frame: ResponseFrame): unknown {
+  if (!("chunk" in frame)) frame.chunk = frame.body.trim() ? parseJson(frame.body) : undefined;
+  return frame.chunk;
 }
 
 /** Every chat frame the server can send, after validation. */
@@ -47,15 +58,6 @@ const ROLES: ReadonlySet<string> = new Set(["user", "assistant", "system"]);
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A `cf_agent_use_chat_request` frame this client sends: its id and the newest user message its list carries. */
-export function sentRequest(frame: unknown): { id: string; sentId: string | undefined } | undefined {
-  if (!isRecord(frame) || frame.type !== CHAT_MESSAGE_TYPES.USE_CHAT_REQUEST || typeof frame.id !== "string") return undefined;
-  const body = isRecord(frame.init) ? parseJson(frame.init.body) : undefined;
-  const messages = isRecord(body) && Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
-  const sent = messages.findLast((message) => isRecord(message) && message.role === "user");
-  return { id: frame.id, sentId: isRecord(sent) && typeof sent.id === "string" ? sent.id : undefined };
 }
 
 /** Parses socket data as JSON; `undefined` when it is not a JSON text. */

@@ -3,6 +3,7 @@ import type { PublishingChatState } from "./chat-state";
 import type { ChatFrame } from "./frames";
 import { readSafely } from "./load";
 import type { ChatModel } from "./model";
+import type { TranscriptRead } from "./model/base";
 import { firstReadAnswered, readAnswered } from "./model/transcript-rules";
 import type { SessionConfig } from "./settings";
 
@@ -15,8 +16,8 @@ export const pushingAgents = new Set<string>();
 
 /**
  * The session's transcript reads: the first load (and `isLoading`, `ready`)
- * and the reads the rules ask for. What an answer does is the model's
- * (`firstReadAnswered`, `readAnswered`).
+ * and the reads the rules start (the `read` effect). What an answer does is
+ * the model's (`firstReadAnswered`, `readAnswered`).
  */
 export class TranscriptReads<M extends UIMessage> {
   readonly ready: Promise<void>;
@@ -26,7 +27,7 @@ export class TranscriptReads<M extends UIMessage> {
   #awaitsTranscript = false;
   /** First loads that failed in a row (see `#startFirstLoad`). */
   #failedLoads = 0;
-  /** Reads that failed in a row, and the timer that makes the last one again, and how (see `reread`). */
+  /** Reads that failed in a row, and the timer that makes the last one again, and how (see `start`). */
   #failedReads = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #retry: (() => void) | null = null;
@@ -84,26 +85,30 @@ export class TranscriptReads<M extends UIMessage> {
     this.#firstLoadDone();
   }
 
-  /** Reads the stored transcript again (`always`: also with `resyncOnReconnect` off); see `readAnswered`. */
-  reread(always: boolean, attempt = 1): boolean {
-    const reader = this.#canRead ? this.#config.readStored : undefined;
-    if (!reader || (!always && !this.#config.settings().resyncOnReconnect)) return false;
-    const base = this.#model.base;
-    const read = base.read(always, attempt);
+  /** Whether a read can start now (`always`: also one only `resyncOnReconnect` asks for). */
+  canRead(always: boolean): boolean {
+    return this.#canRead && this.#config.readStored !== undefined && (always || this.#config.settings().resyncOnReconnect);
+  }
+
+  /** Reads the stored transcript for `read`, which the model started; its answer goes to `readAnswered`. */
+  start(read: TranscriptRead): void {
+    const reader = this.#config.readStored;
+    if (!reader) return;
+    const model = this.#model;
+    const base = model.base;
     this.#cancelRetry();
     // A read made again after failures says nothing new when it fails too: one warning per run of failures.
     void readSafely(reader, this.#config.label, this.#failedReads > 0).then((stored) => {
       if (this.#disposed()) return;
-      readAnswered(this.#model, read, stored);
+      model.dispatch(() => readAnswered(model, read, stored));
       if (stored !== null) this.#failedReads = 0;
       // Rule (a failed read is made again): the newest read that got no answer is made again after a growing
       // pause, or at once when the socket opens again (the agent is back); a newer read takes its place.
       else if (read.id === base.newestRead) {
-        this.#retry = () => base.newestRead === read.id && this.reread(always);
+        this.#retry = () => base.newestRead === read.id && model.dispatch(() => model.read(read.always));
         this.#retryTimer = setTimeout(() => this.#retryNow(), pauseAfter(this.#failedReads++));
       }
     });
-    return true;
   }
 
   /** The socket opened: the agent may be back, so a failure from now on is a new run of failures (see `afterOpen`). */
@@ -116,7 +121,7 @@ export class TranscriptReads<M extends UIMessage> {
    * pause, made again now unless that newer read took its place (one read, not two).
    */
   afterOpen(read: boolean): void {
-    if (read) this.reread(false);
+    if (read) this.#model.read(false);
     this.#retryNow();
   }
 
@@ -156,7 +161,7 @@ export class TranscriptReads<M extends UIMessage> {
       if (this.#disposed()) return;
       // A first load something else answered first still counts as a read (rule: an overtaken first load still checks).
       const current = base.firstLoad === read;
-      if (firstReadAnswered(this.#model, read, stored)) return current && this.#firstLoadDone();
+      if (this.#model.dispatch(() => firstReadAnswered(this.#model, read, stored))) return current && this.#firstLoadDone();
       // Rule (a failed first read is made again, `persist`): the next frame reads again, but an idle agent may send
       // none (the probe's answer came before the read failed), so with the socket open it is also made again after a
       // growing pause; a closed socket's reconnect brings frames.

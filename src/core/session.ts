@@ -1,19 +1,17 @@
 import { AbstractChat, type ChatRequestOptions, type ChatStatus, type UIMessage, generateId } from "ai";
-import { WebSocketChatTransport } from "agents/chat/transport";
 import { PublishingChatState, placedChatState } from "./chat-state";
 import { SocketBridge } from "./connection";
-import { CutTurns } from "./cut-turns";
-import { type ChatFrame, decodeSocketFrame, parseJson, sentRequest } from "./frames";
-import { ChatModel, type Ports } from "./model";
+import { type ChatFrame, decodeSocketFrame } from "./frames";
+import { ChatModel, type Effect, type View } from "./model";
 import { isRunning, stoppedBeforeStart } from "./model/continuation";
-import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply, requestWentOut } from "./model/response-rules";
-import { onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
+import { collapseReplays, droppedTextStart, onResponse, ownTurnFinished, protectUnnamedReply } from "./model/response-rules";
+import { cancelHandshake, onPending, onRecovering, onResumeNone, onStreamResuming, socketClosed, socketOpened } from "./model/resume-rules";
 import { applyMessageUpdate, applySnapshot, localClear, localReplace, receivedClear, removeEmptyReplies, settleEndedReplies, showCached } from "./model/transcript-rules";
 import { Outbox } from "./outbox";
 import { Wire } from "./protocol";
 import { requestBody } from "./requests";
-import { Resumes, probeIds } from "./resumes";
 import { TranscriptReads } from "./reads";
+import { TurnTransport, probeIds } from "./turn-transport";
 import type { SessionConfig, SessionSettings } from "./settings";
 import { ToolActions } from "./tool-actions";
 import { errorText } from "./tools";
@@ -29,19 +27,19 @@ type SendInput<M extends UIMessage> = Parameters<AbstractChat<M>["sendMessage"]>
 /** What `ChatSession.inspect` shows of a session (internal, for tests). */
 export interface SessionInternals<M extends UIMessage> {
   readonly model: ChatModel<M>;
-  readonly transport: WebSocketChatTransport<M>;
+  readonly transport: TurnTransport<M>;
   /** An AI SDK resume runs. */
   readonly resuming: boolean;
 }
 
 /**
- * One conversation over one socket: the shell around the chat model. It wires the socket, upstream's transport
+ * One conversation over one socket: the shell around the chat model. It wires the socket, its own transport
  * and the AI SDK chat to the rules in `model/`, runs what they decide (frames, reads, callbacks, timers), and
  * publishes into the cells the composable hands in.
  */
 export class ChatSession<M extends UIMessage> {
   readonly chat: AbstractChat<M>;
-  readonly #transport: WebSocketChatTransport<M>;
+  readonly #transport: TurnTransport<M>;
   readonly #model: ChatModel<M>;
   /** Tool outputs, approvals and client tool runs. */
   readonly tools: ToolActions<M>;
@@ -50,10 +48,6 @@ export class ChatSession<M extends UIMessage> {
   readonly #config: SessionConfig<M>;
   readonly #reads: TranscriptReads<M>;
   #disposed = false;
-  /** The AI SDK resumes: the reconnect probe, `resumeStream()`, the tool continuation. */
-  readonly #resumes: Resumes<M>;
-  /** Requests a socket close cut off, and the error it gave them (rule: a cut is not a failure). */
-  readonly #cuts = new CutTurns();
   #lastStatus: ChatStatus = "ready";
   #reconcileQueued = false;
   /** A shared socket that was open when the chat started: its connect-time frames went by before the chat listened. */
@@ -75,32 +69,22 @@ export class ChatSession<M extends UIMessage> {
       onChange: (kind) => this.#onStateChange(kind),
       queued: cells.sdkQueued
     });
-    const local = new Set<string>();
     this.#bridge = new SocketBridge(config.socket, {
-      message: (data) => this.#onSocketData(data),
-      open: () => this.#onSocketOpen(),
-      close: () => this.#onSocketClose(),
-      transportSend: (data) => this.#onTransportSend(data)
+      message: (data) => this.#model.dispatch(() => this.#onSocketData(data)),
+      open: () => this.#model.dispatch(() => this.#onSocketOpen()),
+      close: (_event, interrupts) => this.#model.dispatch(() => this.#onSocketClose(interrupts))
     }, { connection: cells.connection, connectionError: cells.connectionError, label: config.label });
-    this.#transport = new WebSocketChatTransport<M>({
-      agent: this.#bridge.transportView,
-      activeRequestIds: local,
-      cancelOnClientAbort: this.#settings.cancelOnClientAbort,
-      onRequestBuffered: (messageId) => messageId && this.#model.intents.buffered.add(messageId),
-      prepareBody: (request) => this.#prepareBody(request)
-    });
-    this.#model = new ChatModel(this.#state, this.#ports(), local, config.chatInit.generateId ?? generateId);
-    this.#model.base.hold(config.initialMessages);
-    this.#resumes = new Resumes<M>({
-      model: this.#model,
+    this.#transport = new TurnTransport<M>({
+      model: () => this.#model,
       state: this.#state,
       chat: () => this.chat,
-      cuts: this.#cuts,
-      settings: () => this.#settings,
-      expectContinuation: () => this.#transport.expectToolContinuation(),
+      send: (data) => config.socket.send(data),
+      prepareBody: (request) => this.#prepareBody(request),
       reconcile: () => this.#scheduleReconcile(),
       disposed: () => this.#disposed
     });
+    this.#model = new ChatModel(this.#state, this.#view(), (effect) => this.#perform(effect), config.chatInit.generateId ?? generateId);
+    this.#model.base.hold(config.initialMessages);
     const placement = this.#model.placement;
     this.chat = new (class extends AbstractChat<M> {})({
       ...config.chatInit,
@@ -110,17 +94,17 @@ export class ChatSession<M extends UIMessage> {
       onData: (part) => this.#settings.onData?.(part),
       onError: (error) => {
         // The transport ends a request cut by a close with an error once the socket is down: the turn's end went unseen, not wrong.
-        this.#cuts.errored(error, this.#model.link.open);
+        if (!this.#model.link.open) this.#model.turns.cutError = error;
         this.#settings.onError?.(error);
       },
       onFinish: (event) => {
-        ownTurnFinished(this.#model, event);
+        this.#model.dispatch(() => ownTurnFinished(this.#model, event));
         this.#settings.onFinish?.(event);
       }
     });
     this.tools = new ToolActions<M>(this.#model, {
       chat: this.chat,
-      requestContinuation: () => this.#resumes.requestContinuation(),
+      requestContinuation: () => this.#transport.requestContinuation(),
       resubmit: () => void this.sendMessage(),
       invalidate: (id) => this.#state.invalidate((message) => message.parts.some((part) => (part as { toolCallId?: string }).toolCallId === id)),
       publishRunning: (running) => (cells.runningToolCalls.value = running),
@@ -137,8 +121,8 @@ export class ChatSession<M extends UIMessage> {
         state: this.#state,
         chat: () => this.chat,
         endProbeHold: () => {
-          this.#resumes.forgetError();
-          console.log("DBG cancel", this.#transport.isAwaitingResume(), this.#transport.cancelPendingResume(), this.#transport.isAwaitingResume());
+          this.#transport.forgetError();
+          this.#model.dispatch(() => cancelHandshake(this.#model));
         },
         reconcile: () => this.#scheduleReconcile(),
         disposed: () => this.#disposed
@@ -148,7 +132,7 @@ export class ChatSession<M extends UIMessage> {
       }
     );
     this.#openedBeforeChat = this.#bridge.isOpen;
-    if (this.#openedBeforeChat) this.#onSocketOpen();
+    if (this.#openedBeforeChat) this.#model.dispatch(() => this.#onSocketOpen());
   }
 
   /**
@@ -160,7 +144,7 @@ export class ChatSession<M extends UIMessage> {
       model: session.#model,
       transport: session.#transport,
       get resuming() {
-        return session.#resumes.running;
+        return session.#transport.resuming;
       }
     };
   }
@@ -174,19 +158,30 @@ export class ChatSession<M extends UIMessage> {
     return this.#reads.ready;
   }
 
-  /** What the rules may ask of the world. */
-  #ports(): Ports<M> {
-    const cells = this.#config.cells;
+  /** What the rules read of the world. */
+  #view(): View<M> {
     return {
-      transport: this.#transport,
       settings: () => this.#settings,
       status: () => this.#state.status,
-      loading: () => cells.loading.value,
-      resuming: () => this.#resumes.running,
-      send: (frame) => this.#send(frame),
-      read: (always, attempt) => this.#reads.reread(always, attempt),
-      requestSnapshot: () => this.#send({ type: Wire.snapshotRequest, id: probeIds() }),
-      flags: ({ serverStreaming, recovering, toolContinuation, cached }) => {
+      loading: () => this.#config.cells.loading.value,
+      resuming: () => this.#transport.resuming,
+      canRead: (always) => this.#reads.canRead(always)
+    };
+  }
+
+  /** Performs what the rules ask for: the one place the model's decisions reach the world. */
+  #perform(effect: Effect): void {
+    if (this.#disposed) return;
+    const cells = this.#config.cells;
+    switch (effect.kind) {
+      case "send":
+        return this.#send(effect.frame);
+      case "read":
+        return this.#reads.start(effect.read);
+      case "snapshot":
+        return this.#send({ type: Wire.snapshotRequest, id: probeIds() });
+      case "flags": {
+        const { serverStreaming, recovering, toolContinuation, cached } = effect.flags;
         if (serverStreaming !== undefined) {
           // A terminal flag must never show before the final message does.
           if (!serverStreaming && cells.serverStreaming.value) this.#state.flush();
@@ -195,11 +190,19 @@ export class ChatSession<M extends UIMessage> {
         if (recovering !== undefined) cells.recovering.value = recovering;
         if (cached !== undefined && cells.cached) cells.cached.value = cached;
         if (toolContinuation !== undefined) cells.toolContinuation.value = toolContinuation;
-      },
-      reconcile: () => this.#scheduleReconcile(),
-      warn: (key, message) => this.#warnLimited(key, message),
-      call: callUser
-    };
+        return;
+      }
+      case "reconcile":
+        return this.#scheduleReconcile();
+      case "warn":
+        return this.#warnLimited(effect.key, effect.message);
+      case "call":
+        return callUser(effect.name, effect.run);
+      case "handshake":
+        return this.#transport.answer(effect.answer);
+      case "let-go-resumes":
+        return this.#transport.letGo();
+    }
   }
 
   // ─── Socket events ────────────────────────────────────────────────
@@ -213,20 +216,22 @@ export class ChatSession<M extends UIMessage> {
       // Probe first, then read: a turn still running is offered on this socket; one that ended before it opened is already stored.
       if (this.#settings.resume) void this.resumeStream().catch(() => {});
       this.#reads.firstOpen(this.#openedBeforeChat);
-    } else if (edge) this.#resumes.probeAfterReconnect();
+    } else if (edge) this.#transport.probeAfterReconnect();
     this.#reads.afterOpen(edge === "reconnect-and-read");
     this.#scheduleReconcile();
   }
 
-  #onSocketClose(): void {
+  #onSocketClose(interrupts: boolean): void {
     if (this.#disposed) return;
     const wasOpen = this.#model.link.open;
     this.#model.link.open = false;
     if (this.#bridge.finalClose) this.#outbox.closedForGood(this.#warnLimited);
-    if (!wasOpen) return;
-    this.#cuts.closed(this.#model.local);
-    socketClosed(this.#model);
-    this.#scheduleReconcile();
+    if (wasOpen) {
+      socketClosed(this.#model);
+      this.#scheduleReconcile();
+    }
+    // A failed connection attempt does not end a request still waiting in the socket's buffer: it goes out when the socket opens.
+    if (interrupts) this.#transport.closed();
   }
 
   /** A frame arrived; true when it was a chat response frame. */
@@ -235,17 +240,17 @@ export class ChatSession<M extends UIMessage> {
     const frame = decodeSocketFrame<M>(data, this.#settings.onFrame, (key, message) => this.#warnLimited(key, message));
     if (frame?.kind !== "messages") this.#reads.frame(frame);
     if (frame?.kind !== "response") {
-      if (frame) this.#apply(frame, data as string);
+      if (frame) this.#apply(frame);
       return false;
     }
-    for (const admitted of this.#model.streams.admit(frame, data as string)) this.#apply(admitted.frame, admitted.raw);
+    for (const admitted of this.#model.turns.admit(frame)) this.#apply(admitted);
     return true;
   }
 
-  #apply(frame: ChatFrame<M>, data: string): void {
-    // Only the transport's own streams read response frames, and only their requests' (checked before handling: a terminal frame releases the id).
-    const forward = frame.kind === "response" && this.#model.local.has(frame.id);
-    const superseded = forward && frame.error && this.#model.streams.get(frame.id)?.superseded === true;
+  #apply(frame: ChatFrame<M>): void {
+    // The transport renders only its requests' frames (checked before handling: a terminal frame releases the id).
+    const forward = frame.kind === "response" && this.#model.turns.isLocal(frame.id);
+    const superseded = forward && frame.error && this.#model.turns.isSuperseded(frame.id);
     try {
       this.#handleFrame(frame);
     } catch (error) {
@@ -253,10 +258,10 @@ export class ChatSession<M extends UIMessage> {
     }
     if (!forward || frame.kind !== "response") return;
     // Rule (a superseded request's failure is not the chat's): the AI SDK follows the later request; this one's stream just ends.
-    if (superseded) return this.#bridge.deliver({ ...frame, body: "", error: false, done: true }, JSON.stringify({ type: Wire.chatResponse, id: frame.id, body: "", done: true }));
+    if (superseded) return this.#transport.endQuietly(frame.id);
     const opened = frame.continuation ? droppedTextStart(this.#model, frame) : undefined;
-    if (opened) this.#bridge.deliver(opened, JSON.stringify({ type: Wire.chatResponse, id: opened.id, body: opened.body, done: false, continuation: true }));
-    this.#bridge.deliver(frame, data);
+    if (opened !== undefined) this.#transport.enqueue(frame.id, { type: "text-start", id: opened });
+    this.#transport.deliver(frame);
   }
 
   #handleFrame(frame: ChatFrame<M>): void {
@@ -272,21 +277,21 @@ export class ChatSession<M extends UIMessage> {
         return applyMessageUpdate(m, frame.message, frame.version);
       case "resume-none":
         onResumeNone(m, frame.reason, frame.probeId);
-        if (frame.reason === "idle" && frame.probeId !== undefined && this.#cuts.foundIdle() && !m.base.exact) this.#reads.reread(false);
+        if (frame.reason === "idle" && frame.probeId !== undefined && m.turns.foundIdle() && !m.base.exact) m.read(false);
         return;
       case "pending":
         return onPending(m, frame.id, frame.probeId);
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
-        const followed = m.local.has(frame.id);
+        const followed = m.turns.isLocal(frame.id);
         const readBack = onResponse(m, frame);
-        if (this.#cuts.ended(frame, followed) && this.#state.status === "error") {
+        if (m.turns.cutTurnEnded(frame, followed) && this.#state.status === "error") {
           // The reply shows before the status says it is over.
           this.#state.flush();
           this.clearError();
         }
-        if (readBack !== "none") this.#reads.reread(readBack === "always");
+        if (readBack !== "none") m.read(readBack === "always");
         return;
       }
     }
@@ -297,27 +302,17 @@ export class ChatSession<M extends UIMessage> {
    * (they wait for the turn to settle), so per-chunk writes skip the pass unless a replayed reply needs collapsing.
    */
   #onStateChange(kind: "messages" | "status"): void {
-    const streams = this.#model?.streams;
-    if (!streams) return;
-    const perChunk = kind === "messages" && streams.rebuilt.size === 0 && streams.unsequenced.size === 0;
+    const turns = this.#model?.turns;
+    if (!turns) return;
+    const perChunk = kind === "messages" && turns.rebuilt.size === 0 && turns.unsequenced.size === 0;
     if (!perChunk || !(this.#model.busy || this.#config.cells.serverStreaming.value)) this.#scheduleReconcile();
-  }
-
-  /** The transport sends a request (rule: a send retires with its request) or ACKs a stream: its replay starts from chunk 0 again. */
-  #onTransportSend(data: string): void {
-    const frame = parseJson(data) as { id?: unknown } | undefined;
-    const request = sentRequest(frame);
-    if (request) return requestWentOut(this.#model, request.id, request.sentId);
-    if (!data.includes(Wire.streamResumeAck) || typeof frame?.id !== "string") return;
-    this.#resumes.forgetError();
-    this.#model.streams.transportAcked(frame.id);
   }
 
   // ─── Resume and continuation ──────────────────────────────────────
 
   /** Rule (one resume at a time, #1837): every caller shares the running AI SDK resume. */
   resumeStream(options?: ChatRequestOptions): Promise<void> {
-    return this.#resumes.resume(options);
+    return this.#transport.resume(options);
   }
 
   // ─── Requests ─────────────────────────────────────────────────────
@@ -325,7 +320,6 @@ export class ChatSession<M extends UIMessage> {
   async #prepareBody(request: { messages: M[]; trigger: "submit-message" | "regenerate-message"; messageId?: string }) {
     const settings = this.#settings;
     const { base, intents } = this.#model;
-    this.#transport.setCancelOnClientAbort(settings.cancelOnClientAbort);
     const body = await requestBody(settings, request, this.#config.partyKey(), base.known);
     intents.requestPrepared(request, base.known, this.#state.messages);
     base.holdShells(request.messages);
@@ -350,7 +344,7 @@ export class ChatSession<M extends UIMessage> {
     const rewrite = m.intents.beginRewrite(this.#state.messages, editedId, m.base.serverOwned ? null : m.base.clock);
     const request = run();
     const release = () => {
-      if (m.intents.endRewrite(rewrite, m.base.clock)) this.#reads.reread(true);
+      if (m.intents.endRewrite(rewrite, m.base.clock)) m.dispatch(() => m.read(true));
     };
     void request.then(release, release);
     return request;
@@ -358,7 +352,7 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the error and returns to `ready`; a resume still running no longer puts the error back. */
   clearError(): void {
-    this.#resumes.forgetError();
+    this.#transport.forgetError();
     this.chat.clearError();
   }
 
@@ -370,13 +364,12 @@ export class ChatSession<M extends UIMessage> {
   /** Stops the local stream and cancels the server turn it follows, whatever `cancelOnClientAbort` says. */
   async stop(): Promise<void> {
     const m = this.#model;
-    this.#transport.setCancelOnClientAbort(this.#settings.cancelOnClientAbort);
     const unattached = m.continuation.kind === "scheduled" || m.continuation.kind === "probing";
-    m.streams.stopping(m.local);
+    m.turns.stopping(m.turns.local);
     try {
       this.#transport.cancelActiveServerTurn();
-      // Rule (a stopped probe waits no more): the transport ignores a resume's abort, and chat.stop() waits for it (issue 46).
-      this.#transport.cancelPendingResume();
+      // Rule (a stopped probe waits no more): the AI SDK's stop() waits for a resume that waits for the server's answer (issue 46).
+      m.dispatch(() => cancelHandshake(m));
       await this.chat.stop();
     } finally {
       this.#transport.abortActiveToolContinuation();
@@ -402,10 +395,12 @@ export class ChatSession<M extends UIMessage> {
 
   /** Clears the transcript here and on the server (see `localClear`). */
   clearHistory(): void {
-    const interrupted = [this.#model.observed.streamId, this.#transport.activeServerTurnId];
-    const { dropped, read } = localClear(this.#model, interrupted, !!this.#config.readStored);
-    this.#afterClear(dropped);
-    if (read) this.#reads.reread(true);
+    const m = this.#model;
+    m.dispatch(() => {
+      const { dropped, read } = localClear(m, [m.observed.streamId, m.turns.active], !!this.#config.readStored);
+      this.#afterClear(dropped);
+      if (read) m.read(true);
+    });
   }
 
   /** Replaces the transcript and, unless `syncMessagesToServer` is off, the server's copy. */
@@ -415,7 +410,7 @@ export class ChatSession<M extends UIMessage> {
       if (process.env.NODE_ENV !== "production") console.warn("[agents-vue] setMessages needs an array of messages; nothing changed.");
       return;
     }
-    localReplace(this.#model, resolved, this.#settings.syncMessagesToServer);
+    this.#model.dispatch(() => localReplace(this.#model, resolved, this.#settings.syncMessagesToServer));
     this.#reads.replaced();
   }
 
@@ -432,7 +427,7 @@ export class ChatSession<M extends UIMessage> {
     this.#reconcileQueued = true;
     queueMicrotask(() => {
       this.#reconcileQueued = false;
-      if (!this.#disposed) this.#reconcile();
+      if (!this.#disposed) this.#model.dispatch(() => this.#reconcile());
     });
   }
 
@@ -440,38 +435,38 @@ export class ChatSession<M extends UIMessage> {
     const m = this.#model;
     const status = this.#state.status;
     // Server turns are serialized: our own request now gates tool calls.
-    if (status !== this.#lastStatus && (this.#lastStatus = status) === "submitted") m.streams.heldTurn = m.streams.recoveringTurn = null;
+    if (status !== this.#lastStatus && (this.#lastStatus = status) === "submitted") m.turns.heldTurn = m.turns.recoveringTurn = null;
     const settledChat = !m.busy;
-    if (settledChat && m.streams.deferredEnds.length > 0) {
-      const events = m.streams.deferredEnds;
-      m.streams.deferredEnds = [];
+    if (settledChat && m.turns.deferredEnds.length > 0) {
+      const events = m.turns.deferredEnds;
+      m.turns.deferredEnds = [];
       for (const event of events) callUser("onTurnEnd", () => this.#settings.onTurnEnd?.(event));
     }
     if (status === "error" && m.continuation.kind === "scheduled") m.continuation = { kind: "idle" };
-    else this.#resumes.launchContinuation();
-    this.#resumes.probeAfterReconnect();
+    else this.#transport.launchContinuation();
+    this.#transport.probeAfterReconnect();
     if (settledChat) {
       if (!m.observed.active) {
         removeEmptyReplies(m);
         settleEndedReplies(m);
       }
-      if (!this.#config.cells.serverStreaming.value && !m.streams.holdsTools) this.tools.runPending();
+      if (!this.#config.cells.serverStreaming.value && !m.turns.holdsTools) this.tools.runPending();
       this.tools.resolveAutomatically();
       this.#outbox.flush();
     }
     collapseReplays(m);
     // Rule (a cut is not a failure), without resume (with it, the resume decides): once the reopened socket
     // settled what the close cut off (the idle probe answered, the turn it found followed to its end), the close's error goes.
-    const cut = status === "error" && this.#cuts.isCut(this.#state.error);
-    if (cut && !this.#settings.resume && m.link.open && !this.#resumes.running) {
+    const cut = status === "error" && m.turns.isCut(this.#state.error);
+    if (cut && !this.#settings.resume && m.link.open && !this.#transport.resuming) {
       if (!m.probes.idleNeeded && m.probes.idleId === null && !m.observed.active) {
-        this.#cuts.forget();
+        m.turns.cutError = undefined;
         this.chat.clearError();
       }
     }
     if (settledChat) {
       m.tools.prune(this.#state.messages);
-      if (!this.#resumes.running && m.continuation.kind !== "scheduled") m.placement.pin = null;
+      if (!this.#transport.resuming && m.continuation.kind !== "scheduled") m.placement.pin = null;
       // What the server's transcript says, once it is in and no reply streams: the copy the next page starts from.
       if (!m.cached && !this.#config.cells.loading.value && !this.#config.cells.serverStreaming.value) this.#outbox.store?.transcript([...this.#state.messages]);
     }
@@ -489,21 +484,20 @@ export class ChatSession<M extends UIMessage> {
   dispose(): void {
     if (this.#disposed) return;
     const { cancelOnClientAbort } = this.#settings;
-    const activeTurn = this.#transport.activeServerTurnId;
+    const activeTurn = this.#model.turns.active;
     if (cancelOnClientAbort) {
       // A local abort cancels the turn this client follows as its own (request, resumed stream, tool continuation; issue 22, 2), before an owned socket closes.
       const c = this.#model.continuation;
-      const own = activeTurn !== null && (this.#model.local.has(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
+      const own = activeTurn !== null && (this.#model.turns.isLocal(activeTurn) || (c.kind === "observed" && c.requestId === activeTurn));
       if (own) this.#transport.cancelActiveServerTurn();
       else this.#transport.abortActiveToolContinuation();
     }
     // With `persist` queued sends stay stored: the next page of this conversation, or another tab, sends them.
     const unsent = this.#outbox.dispose();
     this.#disposed = true;
-    this.#transport.setCancelOnClientAbort(cancelOnClientAbort);
     void this.chat.stop().catch(() => {});
-    this.#transport.resetResumeState();
-    this.#resumes.dispose();
+    this.#model.handshake = null;
+    this.#transport.dispose();
     this.#reads.dispose();
     this.#state.dispose();
     this.#bridge.dispose();

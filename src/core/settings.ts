@@ -75,7 +75,7 @@ export interface SessionSettings<M extends UIMessage> {
   ) => PrepareSendMessagesRequestResult | Promise<PrepareSendMessagesRequestResult>;
   tools?: Record<string, AITool>;
   toolsRequiringConfirmation: readonly string[];
-  automaticToolResolution: boolean;
+  experimental_automaticToolResolution: boolean;
   onToolCall?: OnToolCallCallback;
   onTurnEnd?: (event: ChatTurnEndEvent) => void;
   onData?: ChatInit<M>["onData"];

@@ -41,7 +41,7 @@ export class ToolActions<M extends UIMessage> {
   }
 
   #send(frame: Record<string, unknown>): void {
-    this.#model.io.send(frame);
+    this.#model.send(frame);
   }
 
   /** Answers a tool call: the server gets a `cf_agent_tool_result`, the part updates in place. */
@@ -124,7 +124,7 @@ export class ToolActions<M extends UIMessage> {
   /** Runs the client tool calls that wait once the response ended (see `ToolBook.runnable`). */
   runPending(): void {
     const settings = this.#settings();
-    const runs = this.#book.runnable(this.#model.messages, settings.tools, !!settings.onToolCall, settings.automaticToolResolution);
+    const runs = this.#book.runnable(this.#model.messages, settings.tools, !!settings.onToolCall, settings.experimental_automaticToolResolution);
     for (const run of runs) this.#run(run, settings.onToolCall);
   }
 
@@ -164,7 +164,7 @@ export class ToolActions<M extends UIMessage> {
   resolveAutomatically(): void {
     const host = this.#host;
     const settings = this.#settings();
-    if (!settings.automaticToolResolution || this.#resolving) return;
+    if (!settings.experimental_automaticToolResolution || this.#resolving) return;
     const tools = settings.tools;
     const calls = this.#book.automatic(this.#model.messages, tools, settings.toolsRequiringConfirmation);
     if (calls.length === 0) return;
@@ -198,7 +198,7 @@ export class ToolActions<M extends UIMessage> {
         host.requestContinuation();
       } finally {
         this.#resolving = false;
-        this.#model.io.reconcile();
+        this.#model.reconcile();
       }
     })();
   }

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { nextTick, ref } from "vue";
 import { type UseAgentOptions, useAgent, useAgentChat } from "../../src";
 import { expectedText } from "../fixtures/worker/src/script";
-import { CHAT_AGENT, type LogEntry, agentHost, post, readLog, textOf, uniqueName, waitForLog } from "../support/e2e";
+import { CHAT_AGENT, type LogEntry, STOCK_AGENT, agentHost, post, readLog, textOf, uniqueName, waitForLog } from "../support/e2e";
 import { mountComposable } from "../support/mount";
 
 const STATEFUL = "StatefulAgent";
@@ -429,7 +429,11 @@ describe("useAgentChat over useAgent's connection", () => {
     token.value = "token-b";
     await vi.waitFor(() => expect(owner.result.identity.value?.name).toBe(second));
     await vi.waitFor(() => expect(chat.result.messages.value.map(textOf)).toEqual(["stored in the second conversation", expect.any(String)]));
-    expect((await readLog(second)).filter((entry) => entry.kind === "get-messages").length).toBeGreaterThan(0);
+    // A stock agent's history comes by a read of the new address. An ordered one (exact sync) sends it on connect: the
+    // screen can show it before a read, or without one, so only the old address is checked below.
+    if (CHAT_AGENT === STOCK_AGENT) {
+      await vi.waitFor(async () => expect((await readLog(second)).filter((entry) => entry.kind === "get-messages").length).toBeGreaterThan(0));
+    }
     expect(owner.result.client.value?.url).toContain("token=token-b");
     // The switch read nothing more of the first conversation.
     expect((await readLog(first)).filter((entry) => entry.kind === "get-messages")).toHaveLength(readsOfFirst);

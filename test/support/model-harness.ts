@@ -1,14 +1,14 @@
 import type { ChatStatus, UIMessage } from "ai";
 import type { ResponseFrame } from "../../src/core/frames";
-import { ChatModel, type Ports, type TransportPort } from "../../src/core/model";
-import type { TranscriptBase, TranscriptRead } from "../../src/core/model/base";
+import { ChatModel, type Effect, type Flags, type View } from "../../src/core/model";
+import type { TranscriptRead } from "../../src/core/model/base";
 import type { WorkingList } from "../../src/core/model/placement";
 import type { SessionSettings } from "../../src/core/settings";
 import { mergeStoredWins } from "../../src/core/transcript";
 
 /**
- * Fakes for testing the chat model alone, in Node: a plain working list, a
- * transport port and the ports the shell would give the model.
+ * Fakes for testing the chat model alone, in Node: a plain working list, and
+ * the world the shell would give the model (its answers and its effects).
  */
 
 /** The working transcript as a plain array, written in place as `PublishingChatState` writes it. */
@@ -28,93 +28,6 @@ export class ArrayList<M extends UIMessage = UIMessage> implements WorkingList<M
   }
 }
 
-interface ChunkFrame {
-  continuation?: boolean;
-  replay?: boolean;
-  seq?: number;
-}
-
-/** The highest continuation chunk applied per request, as the transport's ledger keeps it (#1951). */
-export class TinyLedger {
-  readonly applied = new Map<string, number>();
-
-  record(requestId: string, seq: number | undefined): void {
-    if (seq === undefined) return;
-    this.applied.set(requestId, Math.max(seq, this.applied.get(requestId) ?? -1));
-  }
-
-  isAppliedReplay(requestId: string, frame: ChunkFrame): boolean {
-    return frame.replay === true && frame.continuation === true && frame.seq !== undefined && frame.seq <= (this.applied.get(requestId) ?? -1);
-  }
-
-  forget(requestId: string): void {
-    this.applied.delete(requestId);
-  }
-
-  clear(): void {
-    this.applied.clear();
-  }
-}
-
-/**
- * The transport calls the rules make, with what each returns set by the test.
- * `calls` records them in order.
- */
-export class FakeTransport {
-  readonly ledger = new TinyLedger();
-  activeServerTurnId: string | null = null;
-  /** A probe waits for an offer (`handleStreamResuming` takes it). */
-  awaitingResume = false;
-  /** A probe waits for a "none" answer (`handleStreamResumeNone` takes it). */
-  awaitingNone = false;
-  /** A handshake can be sent again on a new socket. */
-  retryable = false;
-  readonly calls: string[] = [];
-
-  get appliedChunks(): TransportPort["appliedChunks"] {
-    return this.ledger as unknown as TransportPort["appliedChunks"];
-  }
-
-  handleServerTurnCompleted(requestId: string): void {
-    this.calls.push(`completed:${requestId}`);
-    if (this.activeServerTurnId === requestId) this.activeServerTurnId = null;
-  }
-
-  handleStreamPending(): boolean {
-    this.calls.push("pending");
-    return this.awaitingResume;
-  }
-
-  handleStreamResumeNone(data: { probeId?: string } = {}): boolean {
-    this.calls.push(`none:${data.probeId ?? ""}`);
-    if (!this.awaitingNone) return false;
-    this.awaitingNone = this.awaitingResume = false;
-    return true;
-  }
-
-  handleStreamResuming(data: { id: string }): boolean {
-    this.calls.push(`resuming:${data.id}`);
-    if (!this.awaitingResume) return false;
-    this.awaitingResume = this.awaitingNone = false;
-    this.activeServerTurnId = data.id;
-    return true;
-  }
-
-  isAwaitingResume(): boolean {
-    return this.awaitingResume || this.awaitingNone;
-  }
-
-  observeServerTurn(requestId: string): void {
-    this.calls.push(`observe:${requestId}`);
-    this.activeServerTurnId = requestId;
-  }
-
-  retryPendingResume(): boolean {
-    this.calls.push("retry");
-    return this.retryable;
-  }
-}
-
 /** The options a session reads, at their defaults (as `useAgentChat` sets them). */
 export function defaultSettings<M extends UIMessage = UIMessage>(overrides: Partial<SessionSettings<M>> = {}): SessionSettings<M> {
   return {
@@ -127,41 +40,36 @@ export function defaultSettings<M extends UIMessage = UIMessage>(overrides: Part
     sendOnlyNewMessages: false,
     mergeMessages: mergeStoredWins,
     toolsRequiringConfirmation: [],
-    automaticToolResolution: false,
+    experimental_automaticToolResolution: false,
     ...overrides
   };
 }
 
-/** Published flags, as the shell's cells would hold them. */
-export interface Flags {
-  serverStreaming: boolean;
-  recovering: boolean;
-  toolContinuation: boolean;
-}
-
-/** Ports that record what the model asks of the world; the test sets status, loading and resuming. */
-export class FakePorts<M extends UIMessage = UIMessage> implements Ports<M> {
-  readonly transport: TransportPort;
+/**
+ * The world as the model sees it in a unit test: a `View` whose answers the test sets (status, loading,
+ * resuming, whether a read can start), and a record of every effect the rules emit, performed at once.
+ */
+export class FakeWorld<M extends UIMessage = UIMessage> implements View<M> {
   settingsValue: SessionSettings<M>;
   statusValue: ChatStatus = "ready";
   loadingValue = false;
   resumingValue = false;
+  /** A transcript reader exists (`readStored`): without one the shell never reads. */
+  canReadValue = true;
+  readonly effects: Effect[] = [];
   readonly sent: Array<Record<string, unknown>> = [];
   /** Snapshot requests made (exact sync). */
   snapshots = 0;
-  /** The reads started, as the shell starts them (each a `TranscriptRead` of the model's base, to answer with `readAnswered`). */
+  /** The reads started (each a `TranscriptRead` of the model's base, to answer with `readAnswered`). */
   readonly reads: Array<{ always: boolean; attempt: number; read: TranscriptRead }> = [];
-  /** The base reads are made on (set by `makeModel`). */
-  base: TranscriptBase | undefined;
-  /** A transcript reader exists (`readStored`): without one the shell never reads. */
-  canRead = true;
-  readonly flagsValue: Flags = { serverStreaming: false, recovering: false, toolContinuation: false };
+  readonly flagsValue: Required<Omit<Flags, "cached">> = { serverStreaming: false, recovering: false, toolContinuation: false };
   reconciles = 0;
   readonly warnings: Array<{ key: string; message: string }> = [];
   readonly called: string[] = [];
+  /** The answers the model gave the waiting handshake, and its let-gos, in order ("offer:r", "none", "pending", "retry", "let-go"). */
+  readonly handshakes: string[] = [];
 
-  constructor(transport: FakeTransport, settings: SessionSettings<M>) {
-    this.transport = transport as unknown as TransportPort;
+  constructor(settings: SessionSettings<M>) {
     this.settingsValue = settings;
   }
 
@@ -181,40 +89,39 @@ export class FakePorts<M extends UIMessage = UIMessage> implements Ports<M> {
     return this.resumingValue;
   }
 
-  send(frame: Record<string, unknown>): void {
-    this.sent.push(frame);
+  /** As the shell answers: no reader, or a read only `resyncOnReconnect` asks for while it is off, reads nothing. */
+  canRead(always: boolean): boolean {
+    return this.canReadValue && (always || this.settingsValue.resyncOnReconnect);
   }
 
-  /** Mirrors the shell's `reread`: no reader, or a read only `resyncOnReconnect` asks for while it is off, reads nothing. */
-  read(always: boolean, attempt = 1): boolean {
-    if (!this.canRead || !this.base || (!always && !this.settingsValue.resyncOnReconnect)) return false;
-    this.reads.push({ always, attempt, read: this.base.read(always, attempt) });
-    return true;
-  }
-
-  requestSnapshot(): void {
-    this.snapshots++;
-  }
-
-  flags(flags: Partial<Flags>): void {
-    for (const key of ["serverStreaming", "recovering", "toolContinuation"] as const) {
-      const value = flags[key];
-      if (value !== undefined) this.flagsValue[key] = value;
+  readonly perform = (effect: Effect): void => {
+    this.effects.push(effect);
+    switch (effect.kind) {
+      case "send":
+        return void this.sent.push(effect.frame);
+      case "read":
+        return void this.reads.push({ always: effect.read.always, attempt: effect.read.attempt, read: effect.read });
+      case "snapshot":
+        return void this.snapshots++;
+      case "flags":
+        for (const key of ["serverStreaming", "recovering", "toolContinuation"] as const) {
+          const value = effect.flags[key];
+          if (value !== undefined) this.flagsValue[key] = value;
+        }
+        return;
+      case "reconcile":
+        return void this.reconciles++;
+      case "warn":
+        return void this.warnings.push({ key: effect.key, message: effect.message });
+      case "call":
+        this.called.push(effect.name);
+        return effect.run();
+      case "handshake":
+        return void this.handshakes.push(effect.answer.kind === "offer" ? `offer:${effect.answer.id}` : effect.answer.kind);
+      case "let-go-resumes":
+        return void this.handshakes.push("let-go");
     }
-  }
-
-  reconcile(): void {
-    this.reconciles++;
-  }
-
-  warn(key: string, message: string): void {
-    this.warnings.push({ key, message });
-  }
-
-  call(name: string, run: () => void): void {
-    this.called.push(name);
-    run();
-  }
+  };
 
   /** The types of the frames sent so far. */
   get sentTypes(): string[] {
@@ -222,19 +129,27 @@ export class FakePorts<M extends UIMessage = UIMessage> implements Ports<M> {
   }
 }
 
-/** A model over a plain array, with fake ports; `open` starts with the socket open. */
+/** A model over a plain array, with a fake world; `open` starts with the socket open. */
 export function makeModel<M extends UIMessage = UIMessage>(
   options: { messages?: M[]; settings?: Partial<SessionSettings<M>>; open?: boolean } = {}
 ) {
-  const transport = new FakeTransport();
-  const io = new FakePorts<M>(transport, defaultSettings<M>(options.settings));
+  const io = new FakeWorld<M>(defaultSettings<M>(options.settings));
   const list = new ArrayList<M>(options.messages ? [...options.messages] : []);
-  const local = new Set<string>();
   let ids = 0;
-  const m = new ChatModel<M>(list, io, local, () => `gen-${++ids}`);
-  io.base = m.base;
+  const m = new ChatModel<M>(list, io, io.perform, () => `gen-${++ids}`);
   if (options.open ?? true) Object.assign(m.link, { open: true, everOpened: true });
-  return { m, io, transport, list, local };
+  /** This client's own requests, as the transport adds them (the AI SDK renders them) and lets them go. */
+  const local = {
+    add: (id: string) => void (m.turns.at(id).follow = { kind: "chat", via: "request" }),
+    delete: (id: string) => m.turns.released(id, false),
+    has: (id: string) => m.turns.isLocal(id)
+  };
+  return { m, io, list, local };
+}
+
+/** A handshake the model waits on, as the transport starts one for the AI SDK resume. */
+export function awaitHandshake<M extends UIMessage>(m: ChatModel<M>, probeId = "p1", continuation = false): void {
+  m.handshake = { probeId, continuation };
 }
 
 /** A user message with one text part. */

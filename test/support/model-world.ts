@@ -1,11 +1,10 @@
-import type { ChatStatus } from "ai";
-import { httpAddressOf, messagesUrl } from "../../src/core/address";
-import type { AgentSocket, ConnectionStatus } from "../../src/core/connection";
+import { httpAddressOf } from "../../src/core/address";
+import { type ChatOptions, chatCells, createChatSession } from "../../src/core/chat";
+import type { AgentSocket } from "../../src/core/connection";
 import { decodeSocketFrame } from "../../src/core/frames";
-import { fetchTranscript } from "../../src/core/load";
 import { hasPendingClientToolCalls } from "../../src/core/tools";
 import type { TranscriptRead } from "../../src/core/model/base";
-import { ChatSession, type SessionCells, type SessionInternals, type SessionSettings } from "../../src/core/session";
+import { ChatSession, type SessionInternals, type SessionSettings } from "../../src/core/session";
 import { defaultSettings } from "./model-harness";
 import { SimAgent } from "../../src/testing/sim-agent";
 import type { Down } from "../../src/testing/sim-port";
@@ -97,20 +96,29 @@ const realSetImmediate = setImmediate;
 /** Lets every promise continuation queued so far run (a macrotask the world does not fake). */
 const drain = () => new Promise<void>((resolve) => realSetImmediate(resolve));
 let current: World | null = null;
-/** Pages the world started in this process: each page's agent key is its own (what a page knows of an agent dies with it). */
-let pageSerial = 0;
-
 /** The socket the session is handed, as `AgentClient` looks to it: the world opens and closes it and delivers its frames. */
+/** Pages of every world so far: each page's host is its own. */
+let pagesEver = 0;
+
 class WorldSocket implements AgentSocket {
   readyState = 0;
-  /** Where the socket points: the address transcript reads go to (`httpAddressOf`). */
-  readonly _pkurl = "ws://world.test/agents/chat-agent/default";
+  /**
+   * Where the socket points: the address transcript reads go to (`httpAddressOf`). Each page of each world
+   * has a host of its own, as a reload has a fresh page: nothing a page kept in memory (a read in flight,
+   * an agent known to push its transcript) reaches the next.
+   */
+  readonly _pkurl: string;
   readonly _pk = "world";
   readonly agent = "chat-agent";
   readonly name = "default";
   readonly #listeners = new Map<string, Set<(event: MessageEvent) => void>>();
 
-  constructor(private readonly world: World) {}
+  constructor(
+    private readonly world: World,
+    page: string
+  ) {
+    this._pkurl = `ws://${page}.world.test/agents/chat-agent/default`;
+  }
 
   send(data: string): boolean {
     return this.world.clientSend(JSON.parse(data) as Record<string, unknown>);
@@ -136,23 +144,6 @@ class WorldSocket implements AgentSocket {
   }
 }
 
-function sessionCells(): SessionCells<M> & { cached: { value: boolean } } {
-  return {
-    messages: { value: [] },
-    status: { value: "ready" as ChatStatus },
-    error: { value: undefined },
-    serverStreaming: { value: false },
-    recovering: { value: false },
-    toolContinuation: { value: false },
-    connectionError: { value: null },
-    connection: { value: "connecting" as ConnectionStatus },
-    loading: { value: false },
-    runningToolCalls: { value: new Set<string>() },
-    queued: { value: [] },
-    cached: { value: false }
-  };
-}
-
 export class World implements WorldPort {
   readonly down: Down[] = [];
   readonly up: Array<{ conn: number; frame: Record<string, unknown> }> = [];
@@ -162,7 +153,7 @@ export class World implements WorldPort {
   readonly server: SimAgent;
   /** This page's socket, cells and session: a `restart` replaces them all, as a reload does. */
   socket!: WorldSocket;
-  cells!: ReturnType<typeof sessionCells>;
+  cells!: ReturnType<typeof chatCells<M>>;
   session!: ChatSession<M>;
   /** The rules' state behind the session (read only). */
   inside!: SessionInternals<M>;
@@ -322,44 +313,28 @@ export class World implements WorldPort {
   private start(seed: M[] = []): void {
     const options = this.options;
     this.pages++;
-    this.socket = new WorldSocket(this);
-    this.cells = sessionCells();
+    this.socket = new WorldSocket(this, `page${++pagesEver}`);
+    this.cells = chatCells<M>(<T>(value: T) => ({ value }));
     this.lastRead = null;
     this.readingFirst = false;
     const socket = this.socket;
-    const label = `${socket.agent}/${socket.name}`;
-    // A page knows which agents push their transcript on connect only from its own chats (`pushingAgents`, page state).
+    // A page knows which agents push their transcript on connect only from its own chats (`pushingAgents`, page state;
+    // the factory keys an agent by its address without the instance name, and each page has a host of its own).
     // An ordered world with an odd seed starts its first page as if an earlier chat of it had seen this agent push
     // (rule: first frame decides): the first load then waits for the connect-time transcript instead of reading.
-    const agentKey = (this.agentKey = `world-${++pageSerial}`);
-    if (this.ordered && this.pages === 1 && options.seed % 2 === 1) pushingAgents.add(agentKey);
-    // The readers `useAgentChat` builds for a socket it owns: the default `/get-messages` read through `fetch`.
-    // A read-back that did not reach the agent fails (it is made again); a first load without `persist` reads as empty.
-    const reader = (first: boolean) => () => {
-      this.readingFirst = first;
-      const address = httpAddressOf(socket);
-      return address ? fetchTranscript<M>(messagesUrl(address), {}, label, options.persist || !first ? unreachable : undefined) : Promise.resolve([]);
-    };
+    this.agentKey = httpAddressOf(socket)!.replace(/\/[^/]*$/, "");
+    if (this.ordered && this.pages === 1 && options.seed % 2 === 1) pushingAgents.add(this.agentKey);
     // A reload runs the app's module again: `indexedDBPersistence()` is created anew over the same storage.
     const persist = options.persist ? this.watchQueued(createChatPersistence(this.store.handle())) : undefined;
-    this.session = new ChatSession<M>({
-      socket,
-      ownsSocket: true,
-      chatId: `${socket.agent}/${socket.name}|world`,
-      label,
-      cells: this.cells,
-      settings: () => this.settings,
-      chatInit: { generateId: () => this.newId("g") },
-      throttleMs: 50,
-      initialMessages: seed,
-      loadOnOpen: options.load ? reader(true) : undefined,
-      readStored: reader(false),
-      agentKey,
-      canRead: () => httpAddressOf(socket) !== null,
-      partyKey: () => socket._pk,
-      persist,
-      persistKey: PERSIST_KEY
-    });
+    // The chat as an app that owns its socket makes it: the default `/get-messages` reads through `fetch`.
+    const chat: ChatOptions<M> = { generateId: () => this.newId("g"), initialMessages: options.load ? undefined : seed, persist };
+    const target = { socket, owns: true, agent: socket.agent, name: socket.name, label: `${socket.agent}/${socket.name}`, key: PERSIST_KEY };
+    this.session = createChatSession<M>(chat, target, this.cells, this.settings, (config) => ({
+      ...config,
+      // The world names each read: the first load, or a read-back.
+      loadOnOpen: config.loadOnOpen && (() => ((this.readingFirst = true), config.loadOnOpen!())),
+      readStored: config.readStored && (() => ((this.readingFirst = false), config.readStored!()))
+    }));
     this.inside = ChatSession.inspect(this.session);
     // The world names each read the session makes by the record the rules keep of it.
     const base = this.inside.model.base;
@@ -517,7 +492,7 @@ export class World implements WorldPort {
     if (this.options.trace) {
       const m = this.inside.model;
       this.log.push(
-        `    screen [${idsOf(this.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.session.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${[...m.local].join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
+        `    screen [${idsOf(this.messages).join(",")}] server [${idsOf(this.server.stored).join(",")}] status ${this.session.chat.status} observed ${m.observed.streamId}/${m.observed.message?.id} local [${m.turns.local.join(",")}] hold ${m.intents.clear ? `[${[...m.intents.clear.arrived].join(",")}]` : "-"}`
       );
     }
   }
@@ -533,8 +508,8 @@ export class World implements WorldPort {
       }
       case "stop": {
         const m = this.inside.model;
-        for (const id of m.local) {
-          const reply = m.streams.get(id)?.replyId;
+        for (const id of m.turns.local) {
+          const reply = m.turns.get(id)?.reply?.id;
           if (reply !== undefined) this.stoppedReplies.add(reply);
         }
         const active = this.activeResponse?.state.message.id;
@@ -773,10 +748,10 @@ export class World implements WorldPort {
     if (frame.kind === "response" && frame.done) this.ended.add(frame.id);
     const c = m.continuation;
     if (frame.kind === "resuming" && c.kind === "cancel-on-start" && c.requestId === null && frame.probeId === c.probeId) {
-      if (m.observed.streamId === frame.id || m.local.has(frame.id)) this.gap("stopped-continuation-unnamed");
+      if (m.observed.streamId === frame.id || m.turns.isLocal(frame.id)) this.gap("stopped-continuation-unnamed");
     }
     // A probe takes an offer of a request this client already owns (see `GAPS`).
-    if (frame.kind === "resuming" && m.local.has(frame.id) && this.inside.transport.isAwaitingResume()) this.gap("probe-takes-own-request");
+    if (frame.kind === "resuming" && m.turns.isLocal(frame.id) && m.handshake !== null) this.gap("probe-takes-own-request");
     // Nothing holds a `setMessages` list against an older broadcast (upstream neither): such runs promise no convergence.
     const stale = next.taken.replaces < this.replaces || next.taken.clears < this.clears.length;
     if (frame.kind === "messages" && next.whole && !stale && m.intents.clear === null && m.intents.rewrite === null) this.unpromised.clear();
@@ -888,10 +863,6 @@ function carries(frame: Record<string, unknown>, id: string): boolean {
   return frame.type === "cf_agent_use_chat_request" && String((frame.init as { body?: unknown } | undefined)?.body ?? "").includes(`"id":"${id}"`);
 }
 
-/** What `useAgentChat` hands `fetchTranscript` for read-backs, and with `persist` for the first load: a read that did not reach the agent fails (it is made again; the cached copy stays). */
-function unreachable(why: string): never {
-  throw new Error(`the agent did not answer (${why})`);
-}
 
 const textOf = (message: M) =>
   message.parts
@@ -969,13 +940,13 @@ export function violations(world: World, strict = false, promisedOnly = true): s
     ["sending", m.intents.sending, false],
     ["unechoed", m.intents.unechoed.size, 0],
     // Not checked: `buffered` (#1983) retires with the next transcript frame, which a sender of its own turn may never get.
-    ["held turn", m.streams.heldTurn, null],
-    ["recovering turn", m.streams.recoveringTurn, null],
-    ["deferred ends", m.streams.deferredEnds.length, 0],
+    ["held turn", m.turns.heldTurn, null],
+    ["recovering turn", m.turns.recoveringTurn, null],
+    ["deferred ends", m.turns.deferredEnds.length, 0],
     ["protected reply", m.placement.protectedId, undefined],
     ["pin", m.placement.pin, null],
     // A stopped request's id stays with the transport until its done frame, which a closed connection never gets.
-    ["local requests", [...m.local].filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
+    ["local requests", m.turns.local.filter((id) => world.ended.has(id) || !world.lostEnd(id)).length, 0],
     ["resume running", world.inside.resuming, false],
     ["active response", world.activeResponse !== undefined, false],
     ["isServerStreaming", cells.serverStreaming.value, false],
@@ -992,10 +963,18 @@ export function violations(world: World, strict = false, promisedOnly = true): s
   ];
   for (const [name, actual, expected] of stuck) if (actual !== expected) problems.push(`stuck: ${name} is ${JSON.stringify(actual)}`);
   for (const id of world.ended) {
-    const record = m.streams.get(id);
-    if (!record) continue;
-    const open = (["replyId", "acked", "unreplayed", "stopped", "replayPending", "interruptedByClear", "error"] as const).filter((key) => record[key] !== undefined && record[key] !== false);
-    if (open.length > 0) problems.push(`stream record ${id} left open: ${open.join(", ")}`);
+    const turn = m.turns.get(id);
+    if (!turn) continue;
+    const open = Object.entries({
+      reply: turn.reply !== null,
+      acked: turn.replay.kind === "self",
+      unreplayed: turn.unreplayed,
+      stopped: turn.follow.kind === "stopped",
+      rebuilds: turn.rebuilds,
+      clear: turn.clear,
+      error: turn.error !== null
+    }).filter(([, left]) => left);
+    if (open.length > 0) problems.push(`turn ${id} left open: ${open.map(([key]) => key).join(", ")}`);
   }
   return problems;
 }

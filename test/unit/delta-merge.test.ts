@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readDelta } from "../../src/core/connection";
+import { readDelta } from "../../src/core/turn-stream";
 
 const body = (chunk: Record<string, unknown>) => JSON.stringify(chunk);
 

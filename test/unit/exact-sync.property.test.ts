@@ -8,7 +8,7 @@
 import type { UIMessage } from "ai";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ChatModel, type Ports } from "../../src/core/model";
+import { ChatModel, type Effect, type View } from "../../src/core/model";
 import { applyMessageUpdate, applySnapshot, receivedClear } from "../../src/core/model/transcript-rules";
 import { mergeStoredWins } from "../../src/core/transcript";
 import type { SessionSettings } from "../../src/core/session";
@@ -35,40 +35,20 @@ function model() {
     }
   };
   const snapshots: number[] = [];
-  const ledger = new Map<string, number>();
   const settings = { resume: true, resyncOnReconnect: true, mergeMessages: mergeStoredWins } as unknown as SessionSettings<UIMessage>;
-  const ports: Ports<UIMessage> = {
-    transport: {
-      appliedChunks: {
-        record: (id: string, seq?: number) => seq !== undefined && ledger.set(id, seq),
-        isAppliedReplay: () => false,
-        forget: (id: string) => ledger.delete(id),
-        clear: () => ledger.clear()
-      },
-      activeServerTurnId: null,
-      handleServerTurnCompleted: () => {},
-      handleStreamPending: () => false,
-      handleStreamResumeNone: () => false,
-      handleStreamResuming: () => false,
-      isAwaitingResume: () => false,
-      observeServerTurn: () => {},
-      retryPendingResume: () => false
-    } as unknown as Ports<UIMessage>["transport"],
+  const view: View<UIMessage> = {
     settings: () => settings,
     status: () => "ready",
     loading: () => false,
     resuming: () => false,
-    send: () => {},
-    read: () => {
-      throw new Error("exact sync reads nothing over HTTP");
-    },
-    requestSnapshot: () => snapshots.push(snapshots.length),
-    flags: () => {},
-    reconcile: () => {},
-    warn: () => {},
-    call: (_name, run) => run()
+    canRead: () => true
   };
-  const m = new ChatModel(list, ports, new Set(), () => "local-id");
+  const perform = (effect: Effect) => {
+    if (effect.kind === "read") throw new Error("exact sync reads nothing over HTTP");
+    if (effect.kind === "snapshot") snapshots.push(snapshots.length);
+    if (effect.kind === "call") effect.run();
+  };
+  const m = new ChatModel(list, view, perform, () => "local-id");
   return { m, list, snapshots };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isUIMessage, parseJson, readFrame, sentRequest } from "../../src/core/frames";
+import { isUIMessage, parseJson, readFrame } from "../../src/core/frames";
 
 describe("readFrame", () => {
   it("narrows a response frame and defaults its flags", () => {
@@ -77,16 +77,3 @@ describe("parseJson / isUIMessage", () => {
   });
 });
 
-describe("sentRequest", () => {
-  it("reads a chat request's id and the newest user message its body carries", () => {
-    const messages = [{ id: "u1", role: "user" }, { id: "a1", role: "assistant" }, { id: "u2", role: "user" }, { id: "a2", role: "assistant" }];
-    const frame = { type: "cf_agent_use_chat_request", id: "r1", init: { method: "POST", body: JSON.stringify({ messages, trigger: "submit-message" }) } };
-    expect(sentRequest(frame)).toEqual({ id: "r1", sentId: "u2" });
-  });
-
-  it("names no send for a body it cannot read, and nothing for another frame", () => {
-    expect(sentRequest({ type: "cf_agent_use_chat_request", id: "r1", init: { body: "not json" } })).toEqual({ id: "r1", sentId: undefined });
-    expect(sentRequest({ type: "cf_agent_stream_resume_ack", id: "r1" })).toBeUndefined();
-    expect(sentRequest("text")).toBeUndefined();
-  });
-});

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { play, strictly } from "../support/model-script";
-import { World } from "../support/model-world";
+import { World, violations } from "../support/model-world";
 
 /**
  * Counterexamples the model's property test found, shrunk, replayed in the
@@ -434,6 +434,23 @@ describe("counterexamples the model property test found with an ordered agent", 
     });
     expect(strictly(world)).toEqual([]);
     expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
+  });
+
+  it("Rule (rewrite retires): a regenerate that went out while this client's send was open reads back as it settles (seed 334558694)", async () => {
+    // The send's reply began after the regenerate's list left without it; another tab stopped the send, and the regenerate's
+    // list then deleted the reply the send stored. Nothing but a read says so (the sender gets no broadcast of its own turns).
+    const world = await play("send, up, regenerate, turn, turn, turn, otherStop, turn");
+    expect(violations(world)).toEqual([]);
+    expect(world.inside.model.base.newestRead).toBeGreaterThan(0);
+  });
+
+  it("Rule (a let-go probe's answer still counts): the reconnect's probe that stop() let go still ends the turn it watched when the server answers idle (seed 2054450596, both agents)", async () => {
+    // Another tab's turn was watched across a drop; stop() let the reconnect's probe go, and the server's "nothing runs" to it
+    // then matched no probe, so the watched reply, which another tab's clear had removed, stayed with isServerStreaming on.
+    for (const agent of [{}, ordered]) {
+      const world = await play("otherSend 0 0, turn, turn, deliver 2, deliver 1, cut, otherClear, reopen, stop", { ...agent, resume: true });
+      expect(strictly(world)).toEqual([]);
+    }
   });
 
   it("Rule (a stopped probe waits no more): the mount probe stop() ended does not take the regenerate made after a drop (seed 1525825722)", async () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ConversationStore, PersistedChat } from "../../src/core/persistence";
 import { ChatSession } from "../../src/core/session";
 import { type PersistStore, createChatPersistence, indexedDBPersistence } from "../../src/persist";
-import { nodeSession } from "../support/session-cells";
+import { nodeSession } from "../support/node-session";
 import type { FakeSocket } from "../support/fake-socket";
 
 /** A store in memory that copies values as IndexedDB's structured clone does. */
@@ -162,8 +162,7 @@ afterEach(() => {
 function start(stored: () => UIMessage[]) {
   const calls: string[] = [];
   let chat!: PersistedChat<UIMessage>;
-  const { socket, out, session } = nodeSession(stored, {}, {
-    persistKey: "room",
+  const { socket, out, session } = nodeSession(stored, {
     persist: {
       open: <M extends UIMessage>(key: string, given: PersistedChat<M>) => {
         chat = given as unknown as PersistedChat<UIMessage>;

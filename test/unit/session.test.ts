@@ -1,12 +1,13 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ChatSession, type SessionSettings } from "../../src/core/session";
-import { nodeSession } from "../support/session-cells";
+import type { ChatOptions } from "../../src/core/chat";
+import type { ChatSession } from "../../src/core/session";
+import { nodeSession } from "../support/node-session";
 import { type FakeSocket, textReply } from "../support/fake-socket";
 
 /**
  * The session that ships, in Node, at its I/O boundary: the real `AbstractChat`,
- * upstream's `WebSocketChatTransport` and the publishing state, over a scripted
+ * the session's own transport and the publishing state, over a scripted
  * socket and a transcript reader the test answers.
  */
 
@@ -15,7 +16,7 @@ afterEach(() => {
   for (const session of sessions.splice(0)) session.dispose();
 });
 
-function start(stored: () => UIMessage[] = () => [], settings: Partial<SessionSettings<UIMessage>> = {}) {
+function start(stored: () => UIMessage[] = () => [], settings: ChatOptions<UIMessage> = {}) {
   const started = nodeSession(stored, settings);
   sessions.push(started.session);
   return started;
@@ -164,16 +165,16 @@ describe("the shipped session at its I/O boundary", () => {
   });
 });
 
-/** Every `JSON.parse` of a text while `run` runs: our own code's (src/) by the text parsed, and the response frames upstream's transport parsed. */
-async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, number>; transport: string[] }> {
+/** Every `JSON.parse` of a text while `run` runs, by our own code (src/) or by anything else (the libraries), by the text parsed. */
+async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, number>; others: Map<string, number> }> {
   const ours = new Map<string, number>();
-  const transport: string[] = [];
+  const others = new Map<string, number>();
   const parse = JSON.parse;
   const spy = vi.spyOn(JSON, "parse").mockImplementation(function (this: unknown, text: string, reviver?: Parameters<typeof JSON.parse>[1]) {
     // The caller: the first frame outside this file and the spy's library.
     const caller = (new Error().stack ?? "").split("\n").slice(1).find((line) => !line.includes("session.test.ts") && !/node_modules[\\/](@vitest|tinyspy|vitest)/.test(line)) ?? "";
-    if (/[\\/]src[\\/]/.test(caller)) ours.set(text, (ours.get(text) ?? 0) + 1);
-    else if (/node_modules[\\/]agents[\\/]/.test(caller) && text.includes('"type":"cf_agent_use_chat_response"')) transport.push(text);
+    const counts = /[\\/]src[\\/]/.test(caller) ? ours : others;
+    counts.set(text, (counts.get(text) ?? 0) + 1);
     return parse.call(this, text, reviver);
   });
   try {
@@ -181,9 +182,78 @@ async function parses(run: () => Promise<void>): Promise<{ ours: Map<string, num
   } finally {
     spy.mockRestore();
   }
-  return { ours, transport };
+  return { ours, others };
 }
-const parsesByOurCode = async (run: () => Promise<void>) => (await parses(run)).ours;
+
+/**
+ * Rule (one parse per frame): what a list of frames cost in `JSON.parse`: each frame's text parsed once, each
+ * chunk body at most once, a plain delta's body never, and no frame or body parsed anywhere else (the AI SDK
+ * gets parsed chunks).
+ */
+function expectParsedOnce(counted: { ours: Map<string, number>; others: Map<string, number> }, frames: string[], deltas: string[]) {
+  expect(frames.map((frame) => counted.ours.get(frame))).toEqual(frames.map(() => 1));
+  const bodies = frames.map((frame) => String(JSON.parse(frame).body ?? "")).filter((body) => body !== "");
+  expect(bodies.filter((body) => (counted.ours.get(body) ?? 0) > 1)).toEqual([]);
+  expect(deltas.filter((body) => counted.ours.has(body))).toEqual([]);
+  expect([...frames, ...bodies].filter((text) => counted.others.has(text))).toEqual([]);
+}
+
+describe("Rule (one parse per frame)", () => {
+  it("own turn: each frame of this client's reply is parsed once, by the client only, and its text deltas' bodies never", async () => {
+    const { socket, out, session } = start();
+    await openIdle(socket, session);
+    const { id } = await sendFirst(socket, session);
+    const chunks = textReply("a1", Array.from({ length: 20 }, (_, n) => `w${n} `));
+    const frames = chunks.map((chunk, seq) => JSON.stringify({ type: "cf_agent_use_chat_response", id, body: JSON.stringify(chunk), done: false, seq }));
+    frames.push(JSON.stringify({ type: "cf_agent_use_chat_response", id, body: "", done: true }));
+    const counted = await parses(async () => {
+      for (const frame of frames) socket.push(frame);
+      await vi.waitFor(() => expect(out.status.value).toBe("ready"));
+    });
+    expect(text(out.messages.value[1])).toBe(Array.from({ length: 20 }, (_, n) => `w${n} `).join(""));
+    const deltas = chunks.filter((chunk) => chunk.type === "text-delta").map((chunk) => JSON.stringify(chunk));
+    expectParsedOnce(counted, frames, deltas);
+  });
+
+  it("observed turn: each frame of a reply another client started is parsed once, and its body once: the observed overlay builds from it", async () => {
+    const { socket, out, session } = start();
+    await openIdle(socket, session);
+    socket.push({ type: "cf_agent_chat_messages", messages: [{ id: "u9", role: "user", parts: [{ type: "text", text: "elsewhere" }] }] });
+    await vi.waitFor(() => expect(out.messages.value).toHaveLength(1));
+    const chunks = textReply("a9", ["x ", "y ", "z"]);
+    const frames = chunks.map((chunk) => JSON.stringify({ type: "cf_agent_use_chat_response", id: "other", body: JSON.stringify(chunk), done: false }));
+    const counted = await parses(async () => {
+      for (const frame of frames) socket.push(frame);
+      await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("x y z"));
+    });
+    expectParsedOnce(counted, frames, []);
+    expect(chunks.map((chunk) => counted.ours.get(JSON.stringify(chunk)))).toEqual(chunks.map(() => 1));
+  });
+
+  it("replay: each frame of a resumed stream, replayed and live, is parsed once, by the client only, and its deltas' bodies never", async () => {
+    const { socket, out } = start();
+    socket.open();
+    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
+    const words = Array.from({ length: 40 }, (_, n) => `w${n} `);
+    const chunks = textReply("a1", words);
+    const frames = [
+      // The server's buffer of the running turn (start, text-start, 20 deltas), then its live rest.
+      ...chunks.slice(0, 22).map((chunk, seq) => JSON.stringify({ type: "cf_agent_use_chat_response", id: "r1", body: JSON.stringify(chunk), done: false, replay: true, seq })),
+      JSON.stringify({ type: "cf_agent_use_chat_response", id: "r1", body: "", done: false, replay: true, replayComplete: true }),
+      ...chunks.slice(22).map((chunk, n) => JSON.stringify({ type: "cf_agent_use_chat_response", id: "r1", body: JSON.stringify(chunk), done: false, seq: 22 + n })),
+      JSON.stringify({ type: "cf_agent_use_chat_response", id: "r1", body: "", done: true })
+    ];
+    const counted = await parses(async () => {
+      socket.push({ type: "cf_agent_stream_resuming", id: "r1", probeId: probes(socket)[0]!.probeId });
+      await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
+      for (const frame of frames) socket.push(frame);
+      await vi.waitFor(() => expect(text(out.messages.value[0])).toBe(words.join("")));
+    });
+    expect(out.messages.value.map((message) => message.id)).toEqual(["a1"]);
+    const deltas = chunks.filter((chunk) => chunk.type === "text-delta").map((chunk) => JSON.stringify(chunk));
+    expectParsedOnce(counted, frames, deltas);
+  });
+});
 
 describe("Rule (a failed read is made again)", () => {
   it("a read-back that got no answer is made again, at once when the socket opens again, and is never taken for an empty transcript", async () => {
@@ -298,59 +368,3 @@ describe("Rule (a failed read is made again)", () => {
   });
 });
 
-describe("Rule (one parse per frame)", () => {
-
-  it("a frame of this client's own reply is parsed once by the client, and its text deltas' bodies never", async () => {
-    const { socket, out, session } = start();
-    await openIdle(socket, session);
-    const { id } = await sendFirst(socket, session);
-    const chunks = textReply("a1", Array.from({ length: 20 }, (_, n) => `w${n} `));
-    const frames = chunks.map((chunk, seq) => JSON.stringify({ type: "cf_agent_use_chat_response", id, body: JSON.stringify(chunk), done: false, seq }));
-    frames.push(JSON.stringify({ type: "cf_agent_use_chat_response", id, body: "", done: true }));
-    const counts = await parsesByOurCode(async () => {
-      for (const frame of frames) socket.push(frame);
-      await vi.waitFor(() => expect(out.status.value).toBe("ready"));
-    });
-    expect(text(out.messages.value[1])).toBe(Array.from({ length: 20 }, (_, n) => `w${n} `).join(""));
-    expect(frames.map((frame) => counts.get(frame))).toEqual(frames.map(() => 1));
-    const deltaBodies = chunks.filter((chunk) => chunk.type === "text-delta").map((chunk) => JSON.stringify(chunk));
-    expect(deltaBodies.filter((body) => counts.has(body))).toEqual([]);
-  });
-
-  it("a frame of a reply another client started is parsed once, and its body once: the observed overlay builds from it", async () => {
-    const { socket, out, session } = start();
-    await openIdle(socket, session);
-    socket.push({ type: "cf_agent_chat_messages", messages: [{ id: "u9", role: "user", parts: [{ type: "text", text: "elsewhere" }] }] });
-    await vi.waitFor(() => expect(out.messages.value).toHaveLength(1));
-    const chunks = textReply("a9", ["x ", "y ", "z"]);
-    const frames = chunks.map((chunk) => JSON.stringify({ type: "cf_agent_use_chat_response", id: "other", body: JSON.stringify(chunk), done: false }));
-    const counts = await parsesByOurCode(async () => {
-      for (const frame of frames) socket.push(frame);
-      await vi.waitFor(() => expect(text(out.messages.value[1])).toBe("x y z"));
-    });
-    expect(frames.map((frame) => counts.get(frame))).toEqual(frames.map(() => 1));
-    expect(chunks.map((chunk) => counts.get(JSON.stringify(chunk)))).toEqual(chunks.map(() => 1));
-  });
-
-  it("consecutive deltas of one part, live or replayed, reach upstream's transport as one frame per burst", async () => {
-    const { socket, out } = start();
-    socket.open();
-    await vi.waitFor(() => expect(probes(socket)).toHaveLength(1));
-    const words = Array.from({ length: 40 }, (_, n) => `w${n} `);
-    const chunks = textReply("a1", words);
-    const counted = await parses(async () => {
-      socket.push({ type: "cf_agent_stream_resuming", id: "r1", probeId: probes(socket)[0]!.probeId });
-      await vi.waitFor(() => expect(socket.sentOf("cf_agent_stream_resume_ack")).toHaveLength(1));
-      // The server's buffer of the running turn (start, text-start, 20 deltas), then its live rest.
-      chunks.slice(0, 22).forEach((chunk, seq) => socket.chunk("r1", chunk, { seq, replay: true }));
-      socket.push({ type: "cf_agent_use_chat_response", id: "r1", body: "", done: false, replay: true, replayComplete: true });
-      chunks.slice(22).forEach((chunk, n) => socket.chunk("r1", chunk, { seq: 22 + n }));
-      socket.done("r1");
-      await vi.waitFor(() => expect(text(out.messages.value[0])).toBe(words.join("")));
-    });
-    expect(out.messages.value.map((message) => message.id)).toEqual(["a1"]);
-    // start, text-start, one replayed run, the replay's end, one live run, text-end, finish, done: 8 frames where 45 came.
-    expect(counted.transport.length).toBe(8);
-    expect(counted.transport.filter((frame) => frame.includes("w0 w1 ")).length).toBe(1);
-  });
-});

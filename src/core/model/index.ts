@@ -1,35 +1,60 @@
 import type { ChatStatus, UIMessage } from "ai";
-import type { WebSocketChatTransport } from "agents/chat/transport";
 import type { SessionSettings } from "../settings";
-import { TranscriptBase } from "./base";
+import { TranscriptBase, type TranscriptRead } from "./base";
 import { type Continuation, idle, isRunning } from "./continuation";
 import { LocalIntents, type QueuedSend } from "./intents";
 import { ObservedTurn } from "./observed";
 import { ReplyPlacement, type WorkingList } from "./placement";
-import { StreamRecords } from "./streams";
+import { Turns } from "./turns";
 import { ToolBook } from "./tools";
 
-/** The transport calls the rules make: upstream's `WebSocketChatTransport` in the app. */
-export type TransportPort = Pick<
-  WebSocketChatTransport<UIMessage>,
-  | "appliedChunks"
-  | "activeServerTurnId"
-  | "handleServerTurnCompleted"
-  | "handleStreamPending"
-  | "handleStreamResumeNone"
-  | "handleStreamResuming"
-  | "isAwaitingResume"
-  | "observeServerTurn"
-  | "resetResumeState"
-  | "retryPendingResume"
->;
+/** The flags an app binds, as the rules derive them. */
+export interface Flags {
+  serverStreaming?: boolean;
+  recovering?: boolean;
+  toolContinuation?: boolean;
+  cached?: boolean;
+}
+
+/** How the server answered the resume handshake this client waits on (see `ChatModel.handshake`). */
+export type HandshakeAnswer =
+  /** It offers stream `id`: the handshake takes it (ACKed, rendered by the AI SDK). */
+  | { kind: "offer"; id: string }
+  /** Nothing runs, or no answer came in time. */
+  | { kind: "none" }
+  /** A turn is pending (#1784): wait longer. */
+  | { kind: "pending" }
+  /** The probe went out again on a new socket: wait afresh. */
+  | { kind: "retry" };
 
 /**
- * What the rules ask of the world, implemented by the session shell: the
- * model imports nothing from Vue, sockets or timers, and acts only through this.
+ * What a rule asks the world to do. Rules never call out: they move the model
+ * and emit effects, and the session performs them in order, in one place
+ * (`ChatSession.#perform`), once the event that caused them is handled.
  */
-export interface Ports<M extends UIMessage> {
-  readonly transport: TransportPort;
+export type Effect =
+  | { kind: "send"; frame: Record<string, unknown> }
+  /** Starts a transcript read; its answer comes back through `readAnswered`. */
+  | { kind: "read"; read: TranscriptRead }
+  /** Exact sync: asks the ordered server for a snapshot (a version was missed). */
+  | { kind: "snapshot" }
+  /** Publishes derived flags. */
+  | { kind: "flags"; flags: Flags }
+  /** Runs the effects pass once, after the current task's changes. */
+  | { kind: "reconcile" }
+  | { kind: "warn"; key: string; message: string }
+  /** Runs a user callback, which must not throw into the model. */
+  | { kind: "call"; name: string; run: () => void }
+  | { kind: "handshake"; answer: HandshakeAnswer }
+  /** Lets go of every resume of this chat locally: the waiting handshake, the resumed stream (its server turn runs on). */
+  | { kind: "let-go-resumes" };
+
+/**
+ * What the rules read of the world, answered by the session shell: the model
+ * imports nothing from Vue, sockets or timers, and changes the world only by
+ * emitting effects.
+ */
+export interface View<M extends UIMessage> {
   settings(): SessionSettings<M>;
   /** The AI SDK chat's status (this client's own request). */
   status(): ChatStatus;
@@ -37,21 +62,8 @@ export interface Ports<M extends UIMessage> {
   loading(): boolean;
   /** An AI SDK resume (a probe, or a tool continuation) owns the chat's response. */
   resuming(): boolean;
-  send(frame: Record<string, unknown>): void;
-  /**
-   * Starts a transcript read (`attempt`: made again after an overtaken answer); its answer comes back through
-   * `readAnswered`. False when none left (no reader, or none yet; a reconnect read with `resyncOnReconnect` off).
-   */
-  read(always: boolean, attempt?: number): boolean;
-  /** Exact sync: asks the ordered server for a snapshot (a version was missed). */
-  requestSnapshot(): void;
-  /** Publishes the derived flags. */
-  flags(flags: { serverStreaming?: boolean; recovering?: boolean; toolContinuation?: boolean; cached?: boolean }): void;
-  /** Runs the effects pass once, after the current task's changes. */
-  reconcile(): void;
-  warn(key: string, message: string): void;
-  /** A user callback that must not throw into the model. */
-  call(name: string, run: () => void): void;
+  /** Whether a transcript read can start now (`always`: not only one `resyncOnReconnect` asks for). */
+  canRead(always: boolean): boolean;
 }
 
 /** Connection edges as the rules need them. */
@@ -83,31 +95,80 @@ export interface Probes {
   recovering: boolean;
   /** An offer this socket left un-ACKed because its probe would be answered with it (the server parks the socket until an ACK). */
   declined: string | null;
+  /** A probe this client let go before its answer (a stop, a send after its grace): the answer still says what runs. */
+  letGo: string | null;
 }
 
-/** Everything the client knows of one conversation, and the ports it acts through. */
+/** Everything the client knows of one conversation; it acts on the world only through the effects it emits. */
 export class ChatModel<M extends UIMessage> {
   readonly base = new TranscriptBase();
   readonly intents = new LocalIntents<M>();
-  readonly streams = new StreamRecords();
+  /** Every server request this client knows, one `Turn` each: its whole life (see `turns.ts`). */
+  readonly turns = new Turns();
   readonly tools = new ToolBook();
   readonly placement: ReplyPlacement<M>;
   readonly observed: ObservedTurn<M>;
   readonly link: Link = { open: false, everOpened: false, sawClose: false, openedAt: 0 };
-  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null };
+  readonly probes: Probes = { reconnect: false, idleNeeded: false, idleId: null, recovering: false, declined: null, letGo: null };
   /** The ids of a cached transcript on screen (`persist`), until the server's transcript replaces it. */
   cached: Set<string> | null = null;
+  /** The AI SDK resume's handshake that waits for the server's answer: its probe (one at a time). */
+  handshake: { probeId: string; continuation: boolean } | null = null;
   #continuationValue: Continuation = idle;
+  /** Effects emitted while an event is handled, performed once it is. */
+  readonly #effects: Effect[] = [];
+  #depth = 0;
+  readonly #perform: (effect: Effect) => void;
 
   constructor(
     readonly list: WorkingList<M>,
-    readonly io: Ports<M>,
-    /** Requests this client owns (the transport's `activeRequestIds`). */
-    readonly local: Set<string>,
+    readonly io: View<M>,
+    perform: (effect: Effect) => void,
     newId: () => string
   ) {
+    this.#perform = perform;
     this.placement = new ReplyPlacement(list);
     this.observed = new ObservedTurn(list, this.intents, newId);
+  }
+
+  /** Asks the world for `effect`: performed once the event being handled is (at once outside one). */
+  emit(effect: Effect): void {
+    if (this.#depth > 0) this.#effects.push(effect);
+    else this.#perform(effect);
+  }
+
+  /**
+   * Handles one event (`run` applies the rules), then performs the effects
+   * they emitted, in order. Events nest: the outermost performs them.
+   */
+  dispatch<T>(run: () => T): T {
+    this.#depth++;
+    try {
+      return run();
+    } finally {
+      if (--this.#depth === 0) {
+        for (let effect = this.#effects.shift(); effect; effect = this.#effects.shift()) this.#perform(effect);
+      }
+    }
+  }
+
+  /** Starts a transcript read, unless none can start now (see `View.canRead`). */
+  read(always: boolean, attempt = 1): boolean {
+    if (!this.io.canRead(always)) return false;
+    this.emit({ kind: "read", read: this.base.read(always, attempt) });
+    return true;
+  }
+
+  send(frame: Record<string, unknown>): void {
+    this.emit({ kind: "send", frame });
+  }
+
+  flags(flags: Flags): void {
+    this.emit({ kind: "flags", flags });
+  }
+
+  reconcile(): void {
+    this.emit({ kind: "reconcile" });
   }
 
   get continuation(): Continuation {
@@ -117,7 +178,7 @@ export class ChatModel<M extends UIMessage> {
   /** Moves the continuation; `isToolContinuation` is derived from it. */
   set continuation(next: Continuation) {
     this.#continuationValue = next;
-    this.io.flags({ toolContinuation: isRunning(next) });
+    this.flags({ toolContinuation: isRunning(next) });
   }
 
   get messages(): M[] {
@@ -180,7 +241,7 @@ export class ChatModel<M extends UIMessage> {
     const ids = new Set(queued.map((entry) => entry.message.id));
     const fresh = messages.filter((message) => !ids.has(message.id));
     if (fresh.length === 0) return false;
-    const check = this.io.read(true) ? this.base.newestRead : undefined;
+    const check = this.read(true) ? this.base.newestRead : undefined;
     queued.unshift(...fresh.map((message) => ({ message, options: undefined, settle() {}, check })));
     return true;
   }
@@ -217,17 +278,17 @@ export class ChatModel<M extends UIMessage> {
    */
   probeHoldsQueue(): boolean {
     if (this.intents.queued.length === 0 || this.#sendBlocked) return false;
-    return this.io.resuming() && !isRunning(this.continuation) && this.io.transport.isAwaitingResume();
+    return this.io.resuming() && !isRunning(this.continuation) && this.handshake !== null;
   }
 
   /** Ends the observed turn. `hold`: the turn may still run unseen (a close), so client tools wait for it. */
   dropObserved(hold = true): void {
-    if (hold && this.observed.streamId !== null) this.streams.heldTurn = this.observed.streamId;
+    if (hold && this.observed.streamId !== null) this.turns.heldTurn = this.observed.streamId;
     // Rule (no empty replies): a reply it left without a part goes once the chat settles; a frame brings it back if the turn stored one.
     const shell = this.observed.message?.id;
-    if (shell !== undefined) this.streams.endedReplies.add(shell);
+    if (shell !== undefined) this.turns.endedReplies.add(shell);
     this.observed.end();
-    this.io.flags({ serverStreaming: false });
+    this.flags({ serverStreaming: false });
     if (hold && this.continuation.kind === "observed") this.continuation = idle;
     // Rule (the base wins when an observed turn ends): not at a close, the turn may run on unseen.
     if (!hold) this.dropUnstored(new Set([shell]));

@@ -1,7 +1,7 @@
 import type { UIMessage } from "ai";
 import { isRecord } from "../frames";
 import { moveToEnd } from "../transcript";
-import { forgetOldest } from "./streams";
+import { forgetOldest } from "./turns";
 
 type Part<M extends UIMessage> = M["parts"][number];
 

@@ -1,18 +1,20 @@
 import type { UIMessage } from "ai";
-import { type ResponseFrame, isRecord, parseJson } from "../frames";
+import { type ResponseFrame, chunkOf, isRecord } from "../frames";
+import { readDelta } from "../turn-stream";
 import { collapseReplayedText } from "../transcript";
 import { type Continuation, idle, isRunning } from "./continuation";
 import type { ChatModel } from "./index";
-import { type ReadBack, type StreamRecord, runsLive } from "./streams";
+import { type ReadBack, type Turn, runsLive } from "./turns";
+import { letGoResumes } from "./resume-rules";
 import { showBase } from "./transcript-rules";
 
 const terminal = (frame: ResponseFrame) => frame.done || frame.error;
 const isObservedContinuation = (c: Continuation, id: string) => c.kind === "observed" && c.requestId === id;
 
-/** The first chunk of a local frame, parsed only when it can be a `start` (most frames skip the parse). */
-function peekStart(body: string): { messageId?: unknown } | undefined {
-  if (!body.includes('"type":"start"')) return undefined;
-  const chunk = parseJson(body);
+/** The chunk of a local frame when it is a `start` (a frame that cannot be one is not parsed here). */
+function peekStart(frame: ResponseFrame): { messageId?: unknown } | undefined {
+  if (!frame.body.includes('"type":"start"')) return undefined;
+  const chunk = chunkOf(frame);
   return isRecord(chunk) && chunk.type === "start" ? chunk : undefined;
 }
 
@@ -23,48 +25,49 @@ function peekStart(body: string): { messageId?: unknown } | undefined {
  */
 export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ReadBack {
   const { id } = frame;
-  const streams = m.streams;
-  streams.noteResponse(frame);
-  const unseen = frame.continuation && frame.done && frame.outcome === "aborted" && !m.local.has(id) && !streams.get(id);
+  const turns = m.turns;
+  turns.noteResponse(frame);
+  const local = turns.isLocal(id);
+  const unseen = frame.continuation && frame.done && frame.outcome === "aborted" && !local && !turns.get(id);
   if (unseen) m.intents.unseenContinuationAborted();
   // Rule (held and recovering turns): turns run one at a time, so another request's frame ends the observed turn (its done may have gone with a closed socket, or never come).
   if (runsLive(frame)) {
     endObservedBy(m, id);
     letGoIgnoredAck(m, id);
   }
-  const ended = streams.turnEnd(frame);
+  const ended = turns.turnEnd(frame);
   if (ended) {
     // Rule (own turn ends once settled): the AI SDK still settles our own turn; report it once it has.
-    if (m.local.has(id) && m.busy) streams.deferredEnds.push(ended);
-    else m.io.call("onTurnEnd", () => m.io.settings().onTurnEnd?.(ended));
+    if (local && m.busy) turns.deferredEnds.push(ended);
+    else m.emit({ kind: "call", name: "onTurnEnd", run: () => m.io.settings().onTurnEnd?.(ended) });
   }
   const replayed = frame.replay && frame.body.trim() !== "";
   // Rule (unsequenced replay, #1951): servers before 0.12.2 replay a
   // continuation without `seq`; its repeated text is collapsed instead.
   if (replayed && frame.continuation && frame.seq === undefined) {
     const last = m.messages.at(-1);
-    if (last?.role === "assistant") streams.unsequenced.add(last.id);
+    if (last?.role === "assistant") turns.unsequenced.add(last.id);
   }
-  if (replayed) streams.at(id).unreplayed = false;
+  if (replayed) turns.replayed(id);
   // Both the reply a local stream named and the message the overlay built for it (an offer of a request this client sent is observed).
-  const replies = [streams.get(id)?.replyId, m.observed.streamId === id ? m.observed.message?.id : undefined];
-  const shown = streams.get(id)?.shown;
+  const replies = [turns.get(id)?.reply?.id, m.observed.streamId === id ? m.observed.message?.id : undefined];
+  const shown = turns.get(id)?.shown;
   if (terminal(frame)) {
     // Rule (a declined offer is ACKed once the probe finds nothing): not one whose stream ended; its end unparked the socket.
     if (m.probes.declined === id) m.probes.declined = null;
-    for (const reply of replies) if (reply !== undefined) streams.endedReplies.add(reply);
+    for (const reply of replies) if (reply !== undefined) turns.endedReplies.add(reply);
   }
-  if (m.local.has(id)) onLocalResponse(m, frame);
+  if (local) onLocalResponse(m, frame);
   else onObservedResponse(m, frame);
   if (!terminal(frame)) return "none";
   // Rule (live reply overlay): the reply goes back when its request ends, also one the transport let go of before its done (a stopped resume).
-  const named = streams.get(id)?.replyId;
+  const named = turns.get(id)?.reply?.id;
   if (named !== undefined) m.placement.release(named);
-  m.io.reconcile();
+  m.reconcile();
   // Rule (a cut reply stays only if stored): the read this end makes (an ordered server's base at once) says whether it was.
-  if (streams.cutByClear(frame)) for (const reply of [...replies, shown]) if (reply !== undefined) streams.cutReplies.set(reply, m.base.newestRead);
+  if (turns.cutByClear(frame)) for (const reply of [...replies, shown]) if (reply != null) turns.cutReplies.set(reply, m.base.newestRead);
   // Rule (an unseen continuation's end): the reply it extends was stored again where no frame of this client's showed it.
-  const readBack = unseen ? "always" : streams.readBackAtEnd(frame, m.base.clock);
+  const readBack = unseen ? "always" : turns.readBackAtEnd(frame, m.base.clock);
   // Exact sync: the ordered server sends every version to every socket, so nothing is read back.
   return m.base.exact ? "none" : readBack;
 }
@@ -78,7 +81,7 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
   const watched = m.observed.streamId;
   if (watched === null || watched === id) return;
   m.dropObserved(false);
-  if (!m.base.exact) m.io.read(false);
+  if (!m.base.exact) m.read(false);
 }
 
 /**
@@ -90,11 +93,10 @@ export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string):
  * request is then followed as any other.
  */
 export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  const transport = m.io.transport;
-  const attached = transport.activeServerTurnId;
-  if (attached === null || attached === id || transport.isAwaitingResume()) return;
-  if (!m.local.has(attached) || !m.streams.letGoUnanswered(attached)) return;
-  transport.resetResumeState();
+  const attached = m.turns.active;
+  if (attached === null || attached === id || m.handshake !== null) return;
+  if (!m.turns.isLocal(attached) || !m.turns.letGoUnanswered(attached)) return;
+  letGoResumes(m);
 }
 
 /**
@@ -104,8 +106,15 @@ export function letGoIgnoredAck<M extends UIMessage>(m: ChatModel<M>, id: string
  * that owns its history (Think) writes no client's list.
  */
 export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string, sentId: string | undefined): void {
-  if (m.intents.rewrite) m.streams.supersede(m.local, id);
-  else if (!m.base.serverOwned) m.streams.wentOut(id, m.base.clock, m.local.size > (m.local.has(id) ? 1 : 0));
+  const turns = m.turns;
+  const overlapping = turns.local.some((other) => other !== id);
+  const rewrite = m.intents.rewrite;
+  if (rewrite) {
+    turns.supersede(id);
+    // A rewrite that went out while another request of this client's was open: its list carried that request's reply only
+    // as far as it had come (model seed 334558694), so the stored transcript decides as it settles (rule: rewrite retires).
+    if (overlapping && rewrite.clockAt !== null) rewrite.heldBack = true;
+  } else if (!m.base.serverOwned) turns.wentOut(id, m.base.clock, overlapping);
   m.base.listWritten();
   m.intents.sendWentOut(id, sentId);
 }
@@ -113,30 +122,30 @@ export function requestWentOut<M extends UIMessage>(m: ChatModel<M>, id: string,
 /** Rule (own request's frames): a `start` names and protects the reply; the end releases the id, the overlay and the request. */
 function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
-  const record = m.streams.at(id);
+  const turn = m.turns.at(id);
   if (frame.continuation && !terminal(frame)) m.placement.pinLast();
-  const start = peekStart(frame.body);
+  const start = peekStart(frame);
   if (typeof start?.messageId === "string") {
-    record.replyId = start.messageId;
+    turn.reply = { id: start.messageId, unnamed: false };
     if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
     resetForReplay(m, frame, start.messageId);
   }
-  if (frame.replayComplete) record.replayPending = false;
+  if (frame.replayComplete) turn.rebuilds = false;
   if (!terminal(frame)) return;
   // Rule (rewrite retires): a reply a rewrite of this client's removed, whose request ended only after the rewrite went out,
   // may be stored after the server took the rewrite's list (another tab stopped it meanwhile): the stored transcript decides.
   m.intents.settleRewrite(m.messages);
   const rewrite = m.intents.rewrite;
-  if (rewrite && record.replyId !== undefined && rewrite.retracted.has(record.replyId)) rewrite.heldBack = true;
+  const replyId = turn.reply?.id;
+  if (rewrite && replyId !== undefined && rewrite.retracted.has(replyId)) rewrite.heldBack = true;
   if (m.observed.streamId === id) m.dropObserved(false);
   if (frame.outcome === "skipped") {
     const refused = m.intents.refused(id);
     if (refused.size > 0) m.remove((message) => refused.has(message.id));
   }
-  m.io.transport.handleServerTurnCompleted(id);
-  m.placement.release(record.replyId);
-  showBase(m, record.replyId);
-  m.local.delete(id);
+  m.placement.release(replyId);
+  showBase(m, replyId);
+  m.turns.ownEnded(id);
   m.base.listWritten();
   m.intents.sendsEnded((request) => isRunningRequest(m, request), false);
   if (isObservedContinuation(m.continuation, id)) m.continuation = idle;
@@ -148,65 +157,65 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
  */
 function resetForReplay<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame, messageId: string): void {
   if (!frame.replay || frame.continuation || isRunning(m.continuation)) return;
-  m.streams.at(frame.id).replayPending = false;
+  m.turns.at(frame.id).rebuilds = false;
   const messages = m.messages;
   const last = messages.at(-1);
   if (!last || last.role !== "assistant" || last.id !== messageId) return;
-  m.streams.rebuilt.add(messageId);
+  m.turns.rebuilt.add(messageId);
   m.list.replaceMessage(messages.length - 1, { ...last, parts: [] });
 }
 
 /** Rule (a request nobody here watches ended, e.g. a send the server skipped): only the books close. */
 function closeUnwatched<M extends UIMessage>(m: ChatModel<M>, id: string): void {
-  m.io.transport.appliedChunks.forget(id);
-  m.io.transport.handleServerTurnCompleted(id);
-  m.streams.at(id).acked = false;
+  m.turns.at(id).applied = null;
+  if (m.turns.active === id) m.turns.active = null;
+  m.turns.unwatchedEnded(id);
 }
 
 /** Rule (the observer path): another request's frames; replays only once offered or observed, an error ends it unrendered, applied replays are skipped (#1951). */
 function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
   const { id } = frame;
-  const record = m.streams.at(id);
+  const turn = m.turns.at(id);
   const observing = m.observed.streamId === id;
   const ownContinuation = isObservedContinuation(m.continuation, id);
-  if (frame.replay && !m.observed.active && !record.replayPending) return noteSkippedStart(record, frame.body);
+  if (frame.replay && !m.observed.active && !turn.rebuilds) return noteSkippedStart(turn, frame);
   // Rule (a stopped turn is followed no further, issue 22, 3): only its end is handled, and reads back.
-  if (!observing && !terminal(frame) && record.stopped) return;
-  if (frame.done && !frame.error && !observing && !record.replayPending && !ownContinuation) {
+  if (!observing && !terminal(frame) && turn.follow.kind === "stopped") return;
+  if (frame.done && !frame.error && !observing && !turn.rebuilds && !ownContinuation) {
     closeUnwatched(m, id);
     return;
   }
   if (frame.error) {
-    record.replayPending = false;
+    turn.rebuilds = false;
     closeUnwatched(m, id);
-    m.io.flags({ recovering: false });
+    m.flags({ recovering: false });
     if (!m.observed.active || observing) m.dropObserved(false);
     if (ownContinuation) m.continuation = idle;
     return;
   }
-  const ledger = m.io.transport.appliedChunks;
-  const appliedReplay = ledger.isAppliedReplay(id, frame);
+  const appliedReplay = m.turns.isAppliedReplay(frame);
   let chunk: unknown;
   if (frame.body.trim()) {
-    chunk = parseJson(frame.body);
+    chunk = chunkOf(frame);
     if (chunk === undefined) {
-      m.io.warn("bad-chunk", `Ignored a stream chunk that is not JSON (request ${id}).`);
+      m.emit({ kind: "warn", key: "bad-chunk", message: `Ignored a stream chunk that is not JSON (request ${id}).` });
     } else if (isRecord(chunk)) {
       if (chunk.type === "start" && typeof chunk.messageId === "string") resetForReplay(m, frame, chunk.messageId);
       if (typeof chunk.type === "string" && chunk.type.startsWith("data-") && !appliedReplay) {
-        m.io.settings().onData?.(chunk as never);
+        const data = chunk;
+        m.emit({ kind: "call", name: "onData", run: () => m.io.settings().onData?.(data as never) });
       }
       if (!ownContinuation) m.tools.noteOthers(chunk);
     }
   }
-  if (frame.done || frame.replayComplete) record.replayPending = false;
+  if (frame.done || frame.replayComplete) turn.rebuilds = false;
   if (frame.done) {
     closeUnwatched(m, id);
-    if (frame.outcome !== "recovering") m.io.flags({ recovering: false });
+    if (frame.outcome !== "recovering") m.flags({ recovering: false });
   }
   // A replayed `start` still re-seeds the message, which holds the applied chunks.
   const alreadyApplied = appliedReplay && !(isRecord(chunk) && chunk.type === "start");
-  if (!frame.done && !alreadyApplied) ledger.record(id, frame.seq);
+  if (!frame.done && !alreadyApplied) m.turns.recordApplied(id, frame.seq);
   observeChunk(m, frame, alreadyApplied ? undefined : chunk);
   if (frame.done && ownContinuation) m.continuation = idle;
 }
@@ -217,10 +226,10 @@ function onObservedResponse<M extends UIMessage>(m: ChatModel<M>, frame: Respons
  * names the reply the stream's live chunks build, so that reply is the
  * server's message, not a second one under an id of this client's.
  */
-function noteSkippedStart(record: StreamRecord, body: string): void {
-  if (!body.startsWith('{"type":"start"')) return;
-  const chunk = parseJson(body);
-  if (isRecord(chunk) && typeof chunk.messageId === "string") record.named = chunk.messageId;
+function noteSkippedStart(turn: Turn, frame: ResponseFrame): void {
+  if (!frame.body.startsWith('{"type":"start"')) return;
+  const chunk = chunkOf(frame);
+  if (isRecord(chunk) && typeof chunk.messageId === "string") turn.named = chunk.messageId;
 }
 
 /**
@@ -238,10 +247,10 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
   if (observed.streamId !== frame.id || !message || (frame.replay && isStart) || misbegun) {
     message = observed.begin(frame.id, frame.continuation);
     // Rule (a stream keeps its name): live chunks after a skipped replay build the message its `start` named.
-    const named = m.streams.get(frame.id)?.named;
-    if (named !== undefined) message.apply({ type: "start", messageId: named });
+    const named = m.turns.get(frame.id)?.named;
+    if (named != null) message.apply({ type: "start", messageId: named });
     // Rule (a watched turn is followed, issue 21, 1): stop() cancels the turn this tab watches, however it arrived.
-    if (!frame.done && m.io.transport.activeServerTurnId === null) m.io.transport.observeServerTurn(frame.id);
+    if (!frame.done && m.turns.active === null) m.turns.active = frame.id;
   }
   if (chunk !== undefined) message.apply(chunk);
   if (frame.done) {
@@ -249,16 +258,16 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
     // Rule (no empty replies): a stream that ends before a part was seen here leaves nothing to show (a done after an ACK that replayed nothing).
     if (message.hasParts || message.continuation) observed.mergeUnlessDiverged(message);
     if (message.hasParts) m.base.known.add(message.id);
-    m.io.flags({ serverStreaming: false });
+    m.flags({ serverStreaming: false });
     m.dropUnstored(new Set([message.id]));
     return;
   }
-  m.io.flags({ serverStreaming: true });
+  m.flags({ serverStreaming: true });
   if (chunk !== undefined && !frame.replay) observed.mergeUnlessDiverged(message);
   // Rule (no empty replies): a replay that carried nothing puts no blank reply on screen.
   else if (frame.replayComplete && (message.hasParts || message.continuation)) m.replace(observed.mergedInto(message, m.messages));
   // Also a reply shown from its live `start` on: a clear it interrupts leaves it (the server stores it after the clear once a part came).
-  if (message.hasParts || (!frame.replay && isStart)) m.streams.at(frame.id).shown = message.id;
+  if (message.hasParts || (!frame.replay && isStart)) m.turns.at(frame.id).shown = message.id;
 }
 
 /**
@@ -271,13 +280,12 @@ function observeChunk<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame
  * message to extend (a clear removed it), and continuation starts name none.
  */
 export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply: M): void {
-  const requestId = m.io.transport.activeServerTurnId ?? (m.continuation.kind === "attached" ? m.continuation.requestId : null);
+  const requestId = m.turns.active ?? (m.continuation.kind === "attached" ? m.continuation.requestId : null);
   // With the socket closed it is the AI SDK flushing chunks the close cut off, not a live reply (a close ends the overlay).
-  if (reply.role !== "assistant" || requestId === null || !m.local.has(requestId) || !m.link.open) return;
-  const record = m.streams.at(requestId);
-  if (record.replyId !== undefined) return;
-  record.replyId = reply.id;
-  record.unnamed = true;
+  if (reply.role !== "assistant" || requestId === null || !m.turns.isLocal(requestId) || !m.link.open) return;
+  const turn = m.turns.at(requestId);
+  if (turn.reply !== null) return;
+  turn.reply = { id: reply.id, unnamed: true };
   m.placement.protect(reply.id, m.io.loading(), true);
 }
 
@@ -285,21 +293,16 @@ export function protectUnnamedReply<M extends UIMessage>(m: ChatModel<M>, reply:
  * Rule (recovered text part): a continuation that recovers an interrupted
  * turn (after a server restart) carries no `text-start` for the part that was
  * still streaming; `AIChatAgent` appends its deltas to that part. The AI SDK
- * cannot apply a delta to a part its stream never opened, so the part id to
- * open is returned, and the placement joins it to the interrupted part.
+ * cannot apply a delta to a part its stream never opened, so the id of the
+ * part to open is returned, and the placement joins it to the interrupted part.
  */
-export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): ResponseFrame | undefined {
-  if (!frame.body.includes('"text-')) return undefined;
-  const chunk = parseJson(frame.body);
-  if (!isRecord(chunk) || typeof chunk.id !== "string") return undefined;
-  const record = m.streams.at(frame.id);
-  const open = (record.openedText ??= new Set());
-  if (chunk.type === "text-start") open.add(chunk.id);
-  if (chunk.type !== "text-delta" || open.has(chunk.id)) return undefined;
-  open.add(chunk.id);
+export function droppedTextStart<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): string | undefined {
+  const delta = readDelta(frame.body);
+  const chunk = delta ? { type: delta.type, id: delta.partId } : frame.body.includes('"text-') ? chunkOf(frame) : undefined;
+  if (!isRecord(chunk) || typeof chunk.id !== "string" || (chunk.type !== "text-start" && chunk.type !== "text-delta")) return undefined;
+  if (m.turns.opensText(frame.id, chunk.id, chunk.type === "text-start")) return undefined;
   m.placement.resumeText();
-  const body = JSON.stringify({ type: "text-start", id: chunk.id });
-  return { ...frame, body, seq: undefined, done: false, error: false, replay: false, replayComplete: false };
+  return chunk.id;
 }
 
 /**
@@ -314,10 +317,10 @@ export function ownTurnFinished<M extends UIMessage>(
 ): void {
   const id = event.message.id;
   m.intents.sendsEnded((request) => isRunningRequest(m, request), true);
-  if (m.streams.unsequenced.delete(id)) collapseReplays(m, id);
+  if (m.turns.unsequenced.delete(id)) collapseReplays(m, id);
   m.placement.finished(id);
   // Rule (no empty replies): a reply this client's stream ended without a part also goes (its done may never come: a close cut it).
-  if (event.message.parts.length === 0) m.streams.endedReplies.add(id);
+  if (event.message.parts.length === 0) m.turns.endedReplies.add(id);
   if (event.isAbort || event.isError || event.isDisconnect || event.message.parts.length === 0) return;
   const index = event.messages.findIndex((message) => message.id === id);
   // The reply and what came before it; an empty shell among them only if a list carried it (`shells`).
@@ -326,12 +329,12 @@ export function ownTurnFinished<M extends UIMessage>(
 
 /** A request of this client's that runs: sent, neither ended nor stopped. */
 function isRunningRequest<M extends UIMessage>(m: ChatModel<M>, id: string): boolean {
-  return m.local.has(id) && !m.streams.get(id)?.stopped;
+  return m.turns.isRunning(id);
 }
 
 /** Rule (replayed text collapses): text a replay repeated is dropped from the replies it rebuilt (#1733, #1951). */
 export function collapseReplays<M extends UIMessage>(m: ChatModel<M>, only?: string): void {
-  const { rebuilt, unsequenced } = m.streams;
+  const { rebuilt, unsequenced } = m.turns;
   const ids = only !== undefined ? [only] : [...unsequenced, ...rebuilt];
   if (ids.length === 0) return;
   const messages = m.messages;

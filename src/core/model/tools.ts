@@ -1,6 +1,6 @@
 import { getToolName, type UIMessage } from "ai";
 import { type AITool, pendingToolParts } from "../tools";
-import { forgetOldest } from "./streams";
+import { forgetOldest } from "./turns";
 
 type PendingPart = ReturnType<typeof pendingToolParts>[number];
 

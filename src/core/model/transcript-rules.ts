@@ -47,7 +47,7 @@ export function applySnapshot<M extends UIMessage>(m: ChatModel<M>, received: M[
  */
 function admittedStep<M extends UIMessage>(m: ChatModel<M>, version: number | undefined): boolean {
   const step = m.base.admitStep(version);
-  if (step === "gap") m.io.requestSnapshot();
+  if (step === "gap") m.emit({ kind: "snapshot" });
   return step === "apply";
 }
 
@@ -76,14 +76,12 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
  */
 export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
   cacheGivesWay(m);
-  m.streams.heldTurn = m.streams.recoveringTurn = null;
   m.base.replacedLocally();
   m.replace([]);
   m.tools.reset();
   m.continuation = idle;
-  m.streams.reset();
+  m.turns.reset();
   m.placement.reset();
-  m.io.transport.appliedChunks.clear();
   m.base.forget();
   return m.intents.reset();
 }
@@ -114,13 +112,13 @@ export function showBase<M extends UIMessage>(m: ChatModel<M>, replyId: string |
 export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: number): Array<QueuedSend<M>> {
   if (!admittedStep(m, version)) return [];
   m.base.messages = [];
-  const interrupted = [...m.local, ...m.streams.openTurns()];
+  const interrupted = [...m.turns.local, ...m.turns.openTurns()];
   m.dropObserved(false);
-  m.io.flags({ recovering: false });
+  m.flags({ recovering: false });
   const dropped = resetTranscript(m);
   // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
-  for (const id of interrupted) m.streams.at(id).interruptedByClear = true;
-  if (!m.base.exact) m.io.read(true);
+  for (const id of interrupted) m.turns.at(id).clear = true;
+  if (!m.base.exact) m.read(true);
   return dropped;
 }
 
@@ -136,8 +134,8 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   if (m.base.firstLoad !== read) {
     m.base.readSettled(read, stored);
     if (!m.intents.queued.some((entry) => entry.check !== undefined)) return true;
-    if (stored) m.io.reconcile();
-    else m.io.read(true);
+    if (stored) m.reconcile();
+    else m.read(true);
     return true;
   }
   // Rule (a failed read keeps the cache, `persist`): a first read that did not reach the agent leaves the
@@ -150,9 +148,9 @@ export function firstReadAnswered<M extends UIMessage>(m: ChatModel<M>, read: Tr
   m.base.readSettled(read, stored);
   // Rule (an adopted send waits for a check): a first load that failed answers no check, so a read is made (and
   // made again until one answers, see `readAnswered`).
-  if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.io.read(true);
+  if (!stored && m.intents.queued.some((entry) => entry.check !== undefined)) m.read(true);
   // Rule (queued sends): sends queued while the load was out may go now, also when its answer changes nothing.
-  m.io.reconcile();
+  m.reconcile();
   if (!stored) return true;
   // A first load made again after a clear (its first try failed) is the read the clear waits for.
   const admitted = settleClear(m, read, m.base.admitFirst(read, true) ? stored : null);
@@ -175,8 +173,8 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   const admission = m.base.admit(read, stored !== null);
   m.base.readSettled(read, stored);
   // Rule (an adopted send waits for a check): the outbox looks again once the check came back.
-  if (m.intents.queued.some((entry) => entry.check !== undefined)) m.io.reconcile();
-  if (admission === "retry") m.io.read(read.always, read.attempt + 1);
+  if (m.intents.queued.some((entry) => entry.check !== undefined)) m.reconcile();
+  if (admission === "retry") m.read(read.always, read.attempt + 1);
   // Rule (a failed read is made again): no answer says nothing about the transcript. The shell makes the read
   // again after a pause (`TranscriptReads`), and what waits for it (a clear's hold) waits for that one.
   if (stored === null) return;
@@ -184,10 +182,10 @@ export function readAnswered<M extends UIMessage>(m: ChatModel<M>, read: Transcr
   if (!admitted) return;
   cacheGivesWay(m);
   m.base.hold(admitted);
-  const writing = m.local.size > 0;
+  const writing = m.turns.anyLocal;
   const removed = m.base.removedBefore(read, stored, writing);
   // Rule (a cut reply stays only if stored): not by a read a list of this client's can overtake (it may carry the reply).
-  if (!m.base.wroteSince(read, writing)) for (const reply of m.streams.unstoredCutReplies(read.id, stored)) removed.add(reply);
+  if (!m.base.wroteSince(read, writing)) for (const reply of m.turns.unstoredCutReplies(read.id, stored)) removed.add(reply);
   m.base.seen(stored);
   const shown = m.intents.shown(admitted, m.messages);
   const live = m.placement.protectedId;
@@ -226,7 +224,7 @@ function settleClear<M extends UIMessage>(m: ChatModel<M>, read: TranscriptRead,
  */
 function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: readonly M[]): M[] {
   const onScreen = [...m.messages];
-  const unnamed = m.streams.unnamedReplies;
+  const unnamed = m.turns.unnamedReplies;
   if (unnamed.size === 0) return onScreen;
   const shown = new Set(onScreen.map((message) => message.id));
   if (!stored.some((message) => message.role === "assistant" && !shown.has(message.id))) return onScreen;
@@ -245,7 +243,7 @@ function withoutUnnamedReplies<M extends UIMessage>(m: ChatModel<M>, stored: rea
  */
 export function settleEndedReplies<M extends UIMessage>(m: ChatModel<M>): void {
   if (!m.base.exact) return;
-  const { cutReplies, unnamedReplies } = m.streams;
+  const { cutReplies, unnamedReplies } = m.turns;
   m.dropUnstored({ has: (id) => cutReplies.has(id) || unnamedReplies.has(id) });
   cutReplies.clear();
   unnamedReplies.clear();
@@ -253,9 +251,9 @@ export function settleEndedReplies<M extends UIMessage>(m: ChatModel<M>): void {
 
 /** Rule (no empty replies): a reply whose turn ended without a part is removed once the chat settles; `AIChatAgent` stores none (a shell the server stores stays, see `TranscriptBase.shells`). */
 export function removeEmptyReplies<M extends UIMessage>(m: ChatModel<M>): void {
-  const ended = m.streams.endedReplies;
+  const ended = m.turns.endedReplies;
   if (ended.size === 0) return;
-  m.streams.endedReplies = new Set();
+  m.turns.endedReplies = new Set();
   const stored = m.base.shells;
   m.remove((message) => ended.has(message.id) && message.role === "assistant" && message.parts.length === 0 && !stored.has(message.id));
 }
@@ -274,29 +272,30 @@ export function localClear<M extends UIMessage>(
   canRead: boolean
 ): { dropped: Array<QueuedSend<M>>; read: boolean } {
   // Every request this client still streams: the AI SDK says ready once the last of concurrent ones ends.
-  const interrupted = [...m.local, ...running, ...m.streams.openTurns()];
+  const turns = m.turns;
+  const interrupted = [...turns.local, ...running, ...turns.openTurns()];
   const cleared = new Set(m.messages.map((message) => message.id));
   const extended = m.messages.findLast((message) => message.role === "assistant")?.id;
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
-  const streams = m.streams;
   const replies = new Map<string, string>();
-  for (const turn of [...interrupted, m.io.transport.activeServerTurnId, m.observed.streamId, streams.heldTurn]) {
-    if (turn === null) continue;
-    const record = streams.get(turn);
-    const reply = record?.replyId ?? record?.shown ?? (turn === m.observed.streamId ? m.observed.message?.id : undefined);
-    if (reply !== undefined) cleared.delete(reply);
-    if (record?.replyId !== undefined) replies.set(turn, record.replyId);
+  for (const id of [...interrupted, turns.active, m.observed.streamId, turns.heldTurn]) {
+    if (id === null) continue;
+    const turn = turns.get(id);
+    const reply = turn?.reply?.id ?? turn?.shown ?? (id === m.observed.streamId ? m.observed.message?.id : undefined);
+    if (reply != null) cleared.delete(reply);
+    if (turn?.reply) replies.set(id, turn.reply.id);
   }
   const dropped = resetTranscript(m);
   for (const id of interrupted) {
     if (!id) continue;
-    const record = m.streams.at(id);
-    record.interruptedByClear = true;
+    const turn = turns.at(id);
+    turn.clear = true;
     // The AI SDK streams on into the reply a local request named: a second clear before its end still finds it.
-    record.replyId = replies.get(id);
+    const reply = replies.get(id);
+    turn.reply = reply === undefined ? null : { id: reply, unnamed: false };
   }
-  m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
+  m.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
   const read = m.link.open && canRead && !m.base.exact;
   if (read) m.intents.beginClear(cleared, m.base.newestRead, extended);
@@ -325,7 +324,7 @@ export function localReplace<M extends UIMessage>(m: ChatModel<M>, messages: M[]
       );
     }
   } else if (sync) {
-    m.io.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
+    m.send({ type: CHAT_MESSAGE_TYPES.CHAT_MESSAGES, messages });
     m.base.listWritten();
     m.base.known.clear();
     m.base.hold(messages);
@@ -343,7 +342,7 @@ export function showCached<M extends UIMessage>(m: ChatModel<M>, cached: M[]): b
   if (!m.io.loading() || m.base.moved || m.messages.length > 0 || cached.length === 0) return false;
   m.cached = new Set(cached.map((message) => message.id));
   m.replace([...cached]);
-  m.io.flags({ cached: true });
+  m.flags({ cached: true });
   return true;
 }
 
@@ -359,5 +358,5 @@ function cacheGivesWay<M extends UIMessage>(m: ChatModel<M>): void {
   if (!cached) return;
   m.cached = null;
   m.remove((message) => cached.has(message.id));
-  m.io.flags({ cached: false });
+  m.flags({ cached: false });
 }

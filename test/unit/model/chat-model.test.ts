@@ -71,13 +71,13 @@ describe("ChatModel", () => {
     const { m, io } = makeModel();
     m.observed.begin("x", true);
     m.continuation = { kind: "observed", token: 1, requestId: "x" };
-    io.flags({ serverStreaming: true });
+    m.flags({ serverStreaming: true });
     m.dropObserved();
-    expect([m.streams.heldTurn, m.continuation.kind, io.flagsValue.serverStreaming]).toEqual(["x", "idle", false]);
+    expect([m.turns.heldTurn, m.continuation.kind, io.flagsValue.serverStreaming]).toEqual(["x", "idle", false]);
     const quiet = makeModel();
     quiet.m.observed.begin("x", false);
     quiet.m.dropObserved(false);
-    expect(quiet.m.streams.heldTurn).toBeNull();
+    expect(quiet.m.turns.heldTurn).toBeNull();
   });
 
   it("ending the observed turn leaves its reply to the empty-reply rule", () => {
@@ -85,7 +85,7 @@ describe("ChatModel", () => {
     const message = m.observed.begin("x", false);
     message.apply({ type: "start", messageId: "b1" });
     m.dropObserved(false);
-    expect(m.streams.endedReplies.has("b1")).toBe(true);
+    expect(m.turns.endedReplies.has("b1")).toBe(true);
   });
 
   it("publishes isToolContinuation from the continuation", () => {

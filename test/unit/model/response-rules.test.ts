@@ -9,14 +9,15 @@ const delta = (text: string, id = "t") => ({ type: "text-delta", id, delta: text
 describe("response rules", () => {
   describe("a local request's frames", () => {
     it("a start names and protects the reply; the done releases it and closes the books", () => {
-      const { m, local, transport } = makeModel({ messages: [user("u1")] });
+      const { m, local } = makeModel({ messages: [user("u1")] });
       local.add("r");
+      m.turns.active = "r";
       onResponse(m, response("r", { chunk: start("a1") }));
-      expect([m.streams.get("r")?.replyId, m.placement.protectedId]).toEqual(["a1", "a1"]);
+      expect([m.turns.get("r")?.reply?.id, m.placement.protectedId]).toEqual(["a1", "a1"]);
       m.list.pushMessage(assistant("a1", "hi"));
       expect(onResponse(m, response("r", { done: true, outcome: "completed" }))).toBe("none");
-      expect([local.has("r"), m.placement.protectedId, transport.calls]).toEqual([false, undefined, ["completed:r"]]);
-      expect(m.streams.endedReplies.has("a1")).toBe(true);
+      expect([local.has("r"), m.placement.protectedId, m.turns.active]).toEqual([false, undefined, null]);
+      expect(m.turns.endedReplies.has("a1")).toBe(true);
     });
 
     it("Rule (live reply overlay): the reply's protection ends with its request, also when the transport let go of it before its done", () => {
@@ -37,7 +38,7 @@ describe("response rules", () => {
         local.add("r");
         onResponse(m, response("r", { chunk: start("a1") }));
         m.list.pushMessage(assistant("a1", ...parts));
-        m.streams.stopping(["r"]);
+        m.turns.stopping(["r"]);
         expect(onResponse(m, response("r", { done: true, outcome: "aborted" }))).toBe(expected);
       }
     });
@@ -49,7 +50,7 @@ describe("response rules", () => {
       io.statusValue = "streaming";
       onResponse(m, response("r", { done: true }));
       expect(onTurnEnd).not.toHaveBeenCalled();
-      expect(m.streams.deferredEnds).toMatchObject([{ requestId: "r", outcome: "completed" }]);
+      expect(m.turns.deferredEnds).toMatchObject([{ requestId: "r", outcome: "completed" }]);
       onResponse(m, response("other", { done: true, outcome: "skipped" }));
       expect(onTurnEnd).toHaveBeenCalledWith(expect.objectContaining({ requestId: "other", outcome: "skipped" }));
     });
@@ -59,7 +60,7 @@ describe("response rules", () => {
       local.add("r");
       onResponse(m, response("r", { chunk: start("a1"), replay: true, seq: 0 }));
       expect(m.messages[1]!.parts).toEqual([]);
-      expect(m.streams.rebuilt.has("a1")).toBe(true);
+      expect(m.turns.rebuilt.has("a1")).toBe(true);
       const running = makeModel({ messages: [user("u1"), assistant("a1", "Hel")] });
       running.local.add("r");
       running.m.continuation = requested(running.m.continuation);
@@ -71,15 +72,15 @@ describe("response rules", () => {
       const { m, local } = makeModel({ messages: [user("u1"), assistant("a1", "x")] });
       local.add("r");
       onResponse(m, response("r", { chunk: delta("x"), replay: true, continuation: true }));
-      expect(m.streams.unsequenced.has("a1")).toBe(true);
+      expect(m.turns.unsequenced.has("a1")).toBe(true);
       onResponse(m, response("r2", { chunk: delta("x"), replay: true, continuation: true, seq: 0 }));
-      expect(m.streams.unsequenced.size).toBe(1);
+      expect(m.turns.unsequenced.size).toBe(1);
     });
 
     it("a replayed chunk ends the record's wait for a replay; the end then reads nothing back", () => {
       const { m, local } = makeModel();
       local.add("r");
-      Object.assign(m.streams.at("r"), { acked: true, unreplayed: true });
+      m.turns.selfAcked("r");
       onResponse(m, response("r", { chunk: delta("x"), replay: true, seq: 0 }));
       expect(onResponse(m, response("r", { done: true, replay: true }))).toBe("none");
     });
@@ -106,21 +107,22 @@ describe("response rules", () => {
       local.add("mine");
       onResponse(m, response("mine", { chunk: start("a1") }));
       expect(m.observed.active).toBe(false);
-      expect(m.streams.endedReplies.has("b1")).toBe(true);
+      expect(m.turns.endedReplies.has("b1")).toBe(true);
     });
 
     it("a stream that ends before a part was seen here shows nothing", () => {
       const { m } = makeModel({ messages: [user("u1")] });
-      m.streams.at("x").replayPending = true;
+      m.turns.at("x").rebuilds = true;
       onResponse(m, response("x", { done: true, outcome: "aborted" }));
       expect(idsOf(m.messages)).toEqual(["u1"]);
     });
 
     it("Rule (a request nobody here watches ended): only the books close", () => {
-      const { m, transport } = makeModel({ messages: [user("u1")] });
-      transport.ledger.record("x", 2);
+      const { m } = makeModel({ messages: [user("u1")] });
+      m.turns.recordApplied("x", 2);
+      m.turns.active = "x";
       onResponse(m, response("x", { done: true, outcome: "skipped" }));
-      expect([idsOf(m.messages), transport.ledger.applied.has("x"), transport.calls]).toEqual([["u1"], false, ["completed:x"]]);
+      expect([idsOf(m.messages), m.turns.get("x")?.applied, m.turns.active]).toEqual([["u1"], null, null]);
     });
 
     it("an error frame ends the observed turn", () => {
@@ -136,7 +138,7 @@ describe("response rules", () => {
       expect(m.observed.active).toBe(false);
       const onData = vi.fn();
       const watching = makeModel({ messages: [user("u1")], settings: { onData } });
-      watching.transport.ledger.record("x", 1);
+      watching.m.turns.recordApplied("x", 1);
       watching.m.observed.begin("x", true);
       onResponse(watching.m, response("x", { chunk: { type: "data-a", data: 1 }, replay: true, continuation: true, seq: 1 }));
       onResponse(watching.m, response("x", { chunk: { type: "data-a", data: 2 }, replay: true, continuation: true, seq: 2 }));
@@ -161,7 +163,7 @@ describe("response rules", () => {
       const { m } = makeModel({ messages: [user("u1"), assistant("a1")] });
       m.placement.pinLast();
       const opened = droppedTextStart(m, response("r", { chunk: delta("lo", "t9"), continuation: true, seq: 4 }));
-      expect(opened).toMatchObject({ body: JSON.stringify({ type: "text-start", id: "t9" }), seq: undefined, done: false });
+      expect(opened).toBe("t9");
       expect(droppedTextStart(m, response("r", { chunk: delta("!", "t9"), continuation: true }))).toBeUndefined();
       expect(m.placement.pin?.resumesText).toBe(true);
     });
@@ -187,7 +189,7 @@ describe("response rules", () => {
       const { m } = makeModel();
       const reply = assistant("a1");
       ownTurnFinished(m, { message: reply, messages: [user("u1"), reply], isAbort: false, isError: true, isDisconnect: false });
-      expect(m.streams.endedReplies.has("a1")).toBe(true);
+      expect(m.turns.endedReplies.has("a1")).toBe(true);
     });
 
     it("folds nothing for a stopped, failed, cut or empty reply", () => {
@@ -203,24 +205,24 @@ describe("response rules", () => {
   describe("Rule (replayed text collapses, #1733 #1951)", () => {
     it("drops text a replay repeated from the replies it rebuilt, and forgets them once the chat settles", () => {
       const { m } = makeModel({ messages: [user("u1"), assistant("a1", "Hel", "Hello")] });
-      m.streams.rebuilt.add("a1");
+      m.turns.rebuilt.add("a1");
       collapseReplays(m);
       expect(m.messages[1]!.parts).toEqual([{ type: "text", text: "Hello" }]);
-      expect(m.streams.rebuilt.size).toBe(0);
+      expect(m.turns.rebuilt.size).toBe(0);
     });
 
     it("keeps the rebuilt set while this client's request is busy, and collapses an unsequenced reply when it finishes", () => {
       const { m, io } = makeModel({ messages: [assistant("a1", "Hi", "Hi there")] });
       io.statusValue = "streaming";
-      m.streams.rebuilt.add("a1");
+      m.turns.rebuilt.add("a1");
       collapseReplays(m);
-      expect(m.streams.rebuilt.size).toBe(1);
+      expect(m.turns.rebuilt.size).toBe(1);
       const unsequenced = makeModel({ messages: [assistant("a1", "Hi", "Hi there")] });
-      unsequenced.m.streams.unsequenced.add("a1");
+      unsequenced.m.turns.unsequenced.add("a1");
       const message = unsequenced.m.messages[0]!;
       ownTurnFinished(unsequenced.m, { message, messages: [message], isAbort: false, isError: false, isDisconnect: false });
       expect(textOf(unsequenced.m.messages[0])).toBe("Hi there");
-      expect(unsequenced.m.streams.unsequenced.size).toBe(0);
+      expect(unsequenced.m.turns.unsequenced.size).toBe(0);
     });
   });
 });

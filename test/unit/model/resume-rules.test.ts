@@ -1,49 +1,52 @@
 import { describe, expect, it } from "vitest";
 import { type Continuation, launched, requested, stoppedBeforeStart } from "../../../src/core/model/continuation";
-import { onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "../../../src/core/model/resume-rules";
-import { makeModel } from "../../support/model-harness";
+import { cancelHandshake, onPending, onResumeNone, onStreamResuming, reconnectProbe, socketClosed, socketOpened } from "../../../src/core/model/resume-rules";
+import { awaitHandshake, makeModel } from "../../support/model-harness";
 
 const probing = (): Continuation => launched(requested({ kind: "idle" }));
 
 describe("resume rules", () => {
   it("a pending frame names the turn a probing or stopped continuation waits for", () => {
-    const { m, transport } = makeModel();
+    const { m, io } = makeModel();
     m.continuation = probing();
+    awaitHandshake(m, "p", true);
     onPending(m, "r", undefined);
     expect(m.continuation).toMatchObject({ kind: "probing", requestId: "r" });
-    expect(transport.calls).toEqual(["pending"]);
+    // The waiting handshake waits longer.
+    expect([io.handshakes, m.handshake?.probeId]).toEqual([["pending"], "p"]);
   });
 
   it("a pending answer answers the idle probe, and ends held and observed turns other than the pending one", () => {
     const { m } = makeModel({ settings: { resume: false } });
     m.probes.idleId = "idle-1";
-    m.streams.heldTurn = "old";
+    m.turns.heldTurn = "old";
     m.observed.begin("watched", false);
     onPending(m, "r", "idle-1");
-    expect([m.probes.idleId, m.streams.heldTurn, m.observed.active]).toEqual([null, null, false]);
+    expect([m.probes.idleId, m.turns.heldTurn, m.observed.active]).toEqual([null, null, false]);
     const same = makeModel();
-    same.m.streams.heldTurn = "r";
+    same.m.turns.heldTurn = "r";
     onPending(same.m, "r", undefined);
     onPending(same.m, undefined, undefined);
-    expect(same.m.streams.heldTurn).toBe("r");
+    expect(same.m.turns.heldTurn).toBe("r");
   });
 
   describe("Rule (idle proves nothing runs, #1914)", () => {
     it("an idle answer to this client's probe ends the observed and held turns", () => {
-      const { m, io, transport } = makeModel();
-      transport.awaitingNone = true;
+      const { m, io } = makeModel();
+      awaitHandshake(m, "p1");
       m.observed.begin("x", false);
-      m.streams.heldTurn = "x";
+      m.turns.heldTurn = "x";
       onResumeNone(m, "idle", "p1");
-      expect([m.observed.active, m.streams.heldTurn, io.flagsValue.serverStreaming]).toEqual([false, null, false]);
+      expect([m.observed.active, m.turns.heldTurn, io.flagsValue.serverStreaming]).toEqual([false, null, false]);
+      expect([io.handshakes, m.handshake]).toEqual([["none"], null]);
     });
 
     it("the same answer to the idle probe sent outside the transport counts too", () => {
       const { m } = makeModel();
       m.probes.idleId = "p2";
-      m.streams.heldTurn = "x";
+      m.turns.heldTurn = "x";
       onResumeNone(m, "idle", "p2");
-      expect([m.probes.idleId, m.streams.heldTurn]).toEqual([null, null]);
+      expect([m.probes.idleId, m.turns.heldTurn]).toEqual([null, null]);
     });
 
     it("another reason, an unmatched probe, or no probe id proves nothing", () => {
@@ -52,12 +55,30 @@ describe("resume rules", () => {
         ["idle", "p1", false],
         ["idle", undefined, true]
       ] as const) {
-        const { m, transport } = makeModel();
-        transport.awaitingNone = awaiting;
-        m.streams.heldTurn = "x";
+        const { m } = makeModel();
+        if (awaiting) awaitHandshake(m, "p1");
+        m.turns.heldTurn = "x";
         onResumeNone(m, reason, probeId);
-        expect(m.streams.heldTurn).toBe("x");
+        expect(m.turns.heldTurn).toBe("x");
       }
+    });
+
+    it("Rule (a let-go probe's answer still counts): an idle answer to a probe this client let go ends the observed and held turns, once", () => {
+      const { m, io } = makeModel();
+      awaitHandshake(m, "p1");
+      cancelHandshake(m);
+      expect([io.handshakes, m.probes.letGo]).toEqual([["none"], "p1"]);
+      m.observed.begin("x", false);
+      m.turns.heldTurn = "x";
+      onResumeNone(m, "idle", "p1");
+      expect([m.observed.active, m.turns.heldTurn, m.probes.letGo]).toEqual([false, null, null]);
+      const closed = makeModel();
+      awaitHandshake(closed.m, "p1");
+      cancelHandshake(closed.m);
+      socketClosed(closed.m);
+      closed.m.turns.heldTurn = "x";
+      onResumeNone(closed.m, "idle", "p1");
+      expect(closed.m.turns.heldTurn).toBe("x");
     });
 
     it("ends a stopped continuation's wait when its own probe is answered", () => {
@@ -71,22 +92,24 @@ describe("resume rules", () => {
   });
 
   describe("stream offers (onStreamResuming)", () => {
-    it("the transport's waiting probe takes the offer: the continuation attaches", () => {
-      const { m, io, transport } = makeModel();
-      transport.awaitingResume = true;
+    it("Rule (the handshake takes the offer): the continuation attaches; the AI SDK renders it and the ACK goes out", () => {
+      const { m, io } = makeModel();
+      awaitHandshake(m, "p", true);
       m.continuation = probing();
       onStreamResuming(m, "r", "p");
       expect(m.continuation).toMatchObject({ kind: "attached", requestId: "r" });
-      expect(io.sent).toEqual([]);
+      expect(io.handshakes).toEqual(["offer:r"]);
+      expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_ack", id: "r" }]);
+      expect([m.handshake, m.turns.get("r")?.follow, m.turns.get("r")?.replay.kind]).toEqual([null, { kind: "chat", via: "continuation" }, "resumed"]);
     });
 
     it("otherwise this client ACKs it itself once and observes it", () => {
-      const { m, io, transport } = makeModel();
+      const { m, io } = makeModel();
       onStreamResuming(m, "x", undefined);
       onStreamResuming(m, "x", undefined);
       expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_ack", id: "x" }]);
-      expect([m.observed.streamId, transport.activeServerTurnId, io.flagsValue.serverStreaming]).toEqual(["x", "x", true]);
-      expect(m.streams.get("x")).toMatchObject({ acked: true, unreplayed: true, replayPending: true });
+      expect([m.observed.streamId, m.turns.active, io.flagsValue.serverStreaming]).toEqual(["x", "x", true]);
+      expect(m.turns.get("x")).toMatchObject({ replay: { kind: "self" }, unreplayed: true, rebuilds: true });
     });
 
     it("an offer before the continuation's probe asked is observed as the continuation", () => {
@@ -103,13 +126,13 @@ describe("resume rules", () => {
       onStreamResuming(m, "x", undefined);
       expect(m.observed.streamId).toBe("x");
       expect(m.observed.message?.id).not.toBe("b1");
-      expect(m.streams.endedReplies.has("b1")).toBe(true);
+      expect(m.turns.endedReplies.has("b1")).toBe(true);
     });
 
     it("without resume, a live stream is held, not ACKed", () => {
       const { m, io } = makeModel({ settings: { resume: false } });
       onStreamResuming(m, "x", undefined);
-      expect([m.streams.heldTurn, io.sent.length]).toEqual(["x", 0]);
+      expect([m.turns.heldTurn, io.sent.length]).toEqual(["x", 0]);
     });
 
     it("leaves the offer to the reconnect probe that is about to go out", () => {
@@ -128,37 +151,37 @@ describe("resume rules", () => {
     });
 
     it("an offer of another request ends the held turn and the observed one", () => {
-      const { m, transport } = makeModel();
-      m.streams.heldTurn = "old";
+      const { m } = makeModel();
+      m.turns.heldTurn = "old";
       m.observed.begin("watched", false).apply({ type: "start", messageId: "b1" });
-      transport.awaitingResume = true;
+      awaitHandshake(m);
       onStreamResuming(m, "new", undefined);
-      expect([m.streams.heldTurn, m.observed.active]).toEqual([null, false]);
-      expect(m.streams.endedReplies.has("b1")).toBe(true);
+      expect([m.turns.heldTurn, m.observed.active]).toEqual([null, false]);
+      expect(m.turns.endedReplies.has("b1")).toBe(true);
     });
 
     describe("Rule (own request offered)", () => {
       it("ACKs an offer of a request this client streams itself, with resume on or off, once", () => {
         for (const resume of [true, false]) {
-          const { m, io, transport, local } = makeModel({ settings: { resume } });
+          const { m, io, local } = makeModel({ settings: { resume } });
           local.add("mine");
-          transport.awaitingResume = true;
+          awaitHandshake(m);
           onStreamResuming(m, "mine", undefined);
           onStreamResuming(m, "mine", undefined);
           expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_ack", id: "mine" }]);
-          expect([transport.awaitingResume, m.observed.active, m.streams.heldTurn]).toEqual([true, false, null]);
-          expect(m.streams.get("mine")).toMatchObject({ acked: true, unreplayed: true });
+          expect([m.handshake !== null, m.observed.active, m.turns.heldTurn]).toEqual([true, false, null]);
+          expect(m.turns.get("mine")).toMatchObject({ replay: { kind: "self" }, unreplayed: true });
         }
       });
 
       it("leaves one it stopped, one the transport ACKed, and an answer to a probe alone", () => {
         const stopped = makeModel();
         stopped.local.add("mine");
-        stopped.m.streams.stopping(["mine"]);
+        stopped.m.turns.stopping(["mine"]);
         onStreamResuming(stopped.m, "mine", undefined);
         const acked = makeModel();
         acked.local.add("mine");
-        acked.m.streams.transportAcked("mine");
+        acked.m.turns.resumeAcked("mine");
         onStreamResuming(acked.m, "mine", undefined);
         const probed = makeModel();
         probed.local.add("mine");
@@ -170,12 +193,12 @@ describe("resume rules", () => {
 
   describe("socket close", () => {
     it("holds the turn the transport followed and unprotects the live reply", () => {
-      const { m, transport } = makeModel();
-      transport.activeServerTurnId = "r";
+      const { m } = makeModel();
+      m.turns.active = "r";
       m.placement.protect("a1", false);
-      m.streams.at("x").acked = true;
+      m.turns.selfAcked("x");
       socketClosed(m);
-      expect([m.link.sawClose, m.streams.heldTurn, m.placement.protectedId, m.streams.get("x")?.acked]).toEqual([true, "r", undefined, false]);
+      expect([m.link.sawClose, m.turns.heldTurn, m.placement.protectedId, m.turns.get("x")?.replay.kind]).toEqual([true, "r", undefined, "none"]);
     });
 
     it("Rule (a buffered send went out with its socket): forgets the sends the transport buffered before that socket opened", () => {
@@ -196,7 +219,7 @@ describe("resume rules", () => {
       const { m } = makeModel({ settings: { resume: false } });
       m.observed.begin("x", false);
       socketClosed(m);
-      expect([m.observed.active, m.probes.idleNeeded, m.streams.heldTurn]).toEqual([false, true, "x"]);
+      expect([m.observed.active, m.probes.idleNeeded, m.turns.heldTurn]).toEqual([false, true, "x"]);
     });
   });
 
@@ -216,11 +239,12 @@ describe("resume rules", () => {
     });
 
     it("re-sends a handshake that crossed the disconnect instead of a new resume", () => {
-      const { m, transport } = makeModel();
+      const { m, io } = makeModel();
       m.probes.reconnect = true;
-      transport.retryable = true;
+      awaitHandshake(m, "p0");
       expect(reconnectProbe(m, () => "p")).toBeUndefined();
-      expect([m.probes.reconnect, transport.calls]).toEqual([false, ["retry"]]);
+      expect([m.probes.reconnect, io.handshakes]).toEqual([false, ["retry"]]);
+      expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_request", probeId: "p0" }]);
     });
 
     it("waits for the socket, and for a continuation of this client's that is not observed", () => {
@@ -271,16 +295,16 @@ describe("resume rules", () => {
     });
 
     it("an offer the probe's answer takes is not ACKed twice", () => {
-      const { m, io, transport } = makeModel({ open: false });
+      const { m, io } = makeModel({ open: false });
       socketOpened(m, 0);
       m.link.sawClose = true;
       socketOpened(m, 0);
       onStreamResuming(m, "running", undefined);
-      // The probe's answer offers the same stream; the transport's waiting probe takes it (and ACKs it itself).
-      transport.awaitingResume = true;
+      // The probe's answer offers the same stream; the waiting handshake takes it (its ACK is the only one).
+      awaitHandshake(m, "probe-1");
       onStreamResuming(m, "running", "probe-1");
       onResumeNone(m, "idle", "probe-1");
-      expect(io.sent).toEqual([]);
+      expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_ack", id: "running" }]);
     });
   });
 });

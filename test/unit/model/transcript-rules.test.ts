@@ -105,16 +105,16 @@ describe("transcript rules", () => {
 
   describe("Rule (received clear)", () => {
     it("empties the transcript and every intent, ends the observed turn, and reads the final transcript", () => {
-      const { m, io, transport } = makeModel({ messages: [user("u1")] });
+      const { m, io } = makeModel({ messages: [user("u1")] });
       const entry = queuedSend("q");
       m.intents.queued.push(entry);
       m.observed.begin("r", false);
-      m.streams.heldTurn = "h";
-      transport.ledger.record("r", 3);
+      m.turns.heldTurn = "h";
+      m.turns.recordApplied("r", 3);
       m.continuation = requested(m.continuation);
       expect(receivedClear(m)).toEqual([entry]);
       expect(m.messages).toEqual([]);
-      expect([m.observed.active, m.streams.heldTurn, m.continuation.kind, transport.ledger.applied.size]).toEqual([false, null, "idle", 0]);
+      expect([m.observed.active, m.turns.heldTurn, m.continuation.kind, m.turns.get("r")?.applied]).toEqual([false, null, "idle", null]);
       expect(io.reads).toMatchObject([{ always: true, attempt: 1 }]);
       expect(io.flagsValue).toMatchObject({ serverStreaming: false, recovering: false, toolContinuation: false });
     });
@@ -124,7 +124,7 @@ describe("transcript rules", () => {
     const { m, io, local } = makeModel({ messages: [user("u1")] });
     local.add("mine");
     receivedClear(m);
-    expect(m.streams.get("mine")?.interruptedByClear).toBe(true);
+    expect(m.turns.get("mine")?.clear).toBe(true);
     expect(io.reads.map((read) => read.always)).toEqual([true]);
   });
 
@@ -248,39 +248,39 @@ describe("transcript rules", () => {
     it("the first admitted read made after the cut turn ended decides: a reply it lacks goes, one it holds stays", () => {
       for (const stored of [[], [assistant("a1", "kept")]]) {
         const { m } = makeModel({ messages: [assistant("a1", "rebuilt after the clear")] });
-        m.streams.cutReplies.set("a1", m.base.newestRead);
+        m.turns.cutReplies.set("a1", m.base.newestRead);
         readAnswered(m, m.base.read(true), stored);
         expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
-        expect(m.streams.cutReplies.size).toBe(0);
+        expect(m.turns.cutReplies.size).toBe(0);
       }
     });
 
     it("a read a list of this client's can overtake decides nothing (the list may carry the reply); a later one does", () => {
       const { m } = makeModel({ messages: [assistant("a1")] });
-      m.streams.cutReplies.set("a1", m.base.newestRead);
+      m.turns.cutReplies.set("a1", m.base.newestRead);
       const read = m.base.read(true);
       m.base.listWritten();
       readAnswered(m, read, []);
-      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([["a1"], true]);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([["a1"], true]);
       readAnswered(m, m.base.read(true), []);
-      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([[], false]);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([[], false]);
     });
 
     it("a read that left before the turn ended decides nothing", () => {
       const { m } = makeModel({ messages: [assistant("a1")] });
       const early = m.base.read(true);
-      m.streams.cutReplies.set("a1", m.base.newestRead);
+      m.turns.cutReplies.set("a1", m.base.newestRead);
       readAnswered(m, early, []);
-      expect([idsOf(m.messages), m.streams.cutReplies.has("a1")]).toEqual([["a1"], true]);
+      expect([idsOf(m.messages), m.turns.cutReplies.has("a1")]).toEqual([["a1"], true]);
     });
 
     it("Rule (unnamed reply gives way), exact sync: a reply built under an id of this client's goes once the chat settles", () => {
       const { m } = makeModel();
       applySnapshot(m, [assistant("s1")], true, 3);
       m.list.messages = [assistant("s1"), assistant("gen-1")];
-      m.streams.unnamedReplies.add("gen-1");
+      m.turns.unnamedReplies.add("gen-1");
       settleEndedReplies(m);
-      expect([idsOf(m.messages), m.streams.unnamedReplies.size]).toEqual([["s1"], 0]);
+      expect([idsOf(m.messages), m.turns.unnamedReplies.size]).toEqual([["s1"], 0]);
     });
 
     it("with exact sync, the stored transcript at the version held decides once the chat settles", () => {
@@ -288,7 +288,7 @@ describe("transcript rules", () => {
         const { m } = makeModel();
         applySnapshot(m, stored, true, 3);
         m.list.messages = [assistant("a1", "rebuilt after the clear")];
-        m.streams.cutReplies.set("a1", 0);
+        m.turns.cutReplies.set("a1", 0);
         settleEndedReplies(m);
         expect(idsOf(m.messages)).toEqual(stored.length > 0 ? ["a1"] : []);
       }
@@ -325,7 +325,7 @@ describe("transcript rules", () => {
     it("ends a clear's hold, removing what arrived meanwhile that the stored transcript lacks", () => {
       const { m, io } = makeModel({ messages: [user("old")] });
       expect(localClear(m, [], true).read).toBe(true);
-      io.read(true);
+      m.read(true);
       applySnapshot(m, [user("old"), user("stale-new")], false);
       expect(idsOf(m.messages)).toEqual(["stale-new"]);
       // The frame overtook the read: it is made again, and the hold waits for that one.
@@ -340,11 +340,11 @@ describe("transcript rules", () => {
   describe("Rule (no empty replies)", () => {
     it("removes a reply whose turn ended without a part, and only that", () => {
       const { m } = makeModel({ messages: [user("u1"), assistant("empty"), assistant("full", "x")] });
-      m.streams.endedReplies.add("empty");
-      m.streams.endedReplies.add("full");
+      m.turns.endedReplies.add("empty");
+      m.turns.endedReplies.add("full");
       removeEmptyReplies(m);
       expect(idsOf(m.messages)).toEqual(["u1", "full"]);
-      expect(m.streams.endedReplies.size).toBe(0);
+      expect(m.turns.endedReplies.size).toBe(0);
     });
   });
 
@@ -358,7 +358,7 @@ describe("transcript rules", () => {
       const { dropped, read } = localClear(m, ["watched", null], true);
       expect([dropped, read]).toEqual([[entry], true]);
       expect(io.sentTypes).toEqual(["cf_agent_chat_clear"]);
-      expect([m.streams.get("mine")?.interruptedByClear, m.streams.get("watched")?.interruptedByClear]).toEqual([true, true]);
+      expect([m.turns.get("mine")?.clear, m.turns.get("watched")?.clear]).toEqual([true, true]);
       applySnapshot(m, [user("u1"), assistant("a1")], false);
       expect(m.messages).toEqual([]);
     });
@@ -377,7 +377,7 @@ describe("transcript rules", () => {
     it("holds back and reads also with nothing on screen: a broadcast from before the clear may still come", () => {
       const { m, io } = makeModel();
       expect(localClear(m, [], true).read).toBe(true);
-      io.read(true);
+      m.read(true);
       applySnapshot(m, [user("stale")], false);
       readAnswered(m, io.reads[0]!.read, []);
       expect(io.reads).toHaveLength(2);
@@ -389,15 +389,15 @@ describe("transcript rules", () => {
       const { m, local } = makeModel();
       local.add("earlier");
       localClear(m, [], true);
-      expect(m.streams.get("earlier")?.interruptedByClear).toBe(true);
+      expect(m.turns.get("earlier")?.clear).toBe(true);
     });
 
     it("ends the held and recovering turns: the clear cancels every turn", () => {
       const { m } = makeModel();
-      m.streams.heldTurn = "h";
-      m.streams.recoveringTurn = "r";
+      m.turns.heldTurn = "h";
+      m.turns.recoveringTurn = "r";
       localClear(m, [], true);
-      expect([m.streams.heldTurn, m.streams.recoveringTurn]).toEqual([null, null]);
+      expect([m.turns.heldTurn, m.turns.recoveringTurn]).toEqual([null, null]);
     });
   });
 
