@@ -431,9 +431,8 @@ describe("useAgentChat over useAgent's connection", () => {
     await vi.waitFor(() => expect(chat.result.messages.value.map(textOf)).toEqual(["stored in the second conversation", expect.any(String)]));
     // A stock agent's history comes by a read of the new address. An ordered one (exact sync) sends it on connect: the
     // screen can show it before a read, or without one, so only the old address is checked below.
-    if (CHAT_AGENT === STOCK_AGENT) {
-      await vi.waitFor(async () => expect((await readLog(second)).filter((entry) => entry.kind === "get-messages").length).toBeGreaterThan(0));
-    }
+    const readsNeeded = CHAT_AGENT === STOCK_AGENT ? 1 : 0;
+    await vi.waitFor(async () => expect((await readLog(second)).filter((entry) => entry.kind === "get-messages").length).toBeGreaterThanOrEqual(readsNeeded));
     expect(owner.result.client.value?.url).toContain("token=token-b");
     // The switch read nothing more of the first conversation.
     expect((await readLog(first)).filter((entry) => entry.kind === "get-messages")).toHaveLength(readsOfFirst);
