@@ -231,9 +231,9 @@ describe("an observed turn another request supersedes ends (demo check: the agen
     socket.push({ type: "cf_agent_stream_resuming", id: "recovery" });
     await vi.waitFor(() => expect(acks(socket).map((ack) => ack.id)).toContain("recovery"));
     expect(chat.isServerStreaming.value).toBe(true);
-    // The re-probe's late answer reaches no one; the recovery never streams (this client's request superseded it).
-    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
+    // The re-probe's late answer says nothing runs: the recovery never streams (this client's request superseded it).
     const readsBefore = reads;
+    socket.push({ type: "cf_agent_stream_resume_none", reason: "idle", probeId: probes(socket)[1]!.probeId });
     answer(socket, String(requests(socket)[0]!.id), "a2", ["yes"]);
     await vi.waitFor(() => expect(chat.status.value).toBe("ready"));
     await vi.waitFor(() => expect(chat.isStreaming.value).toBe(false));

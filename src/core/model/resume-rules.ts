@@ -88,6 +88,9 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
   const answersLetGo = probeId !== undefined && probeId === m.probes.letGo;
   if (answersLetGo) m.probes.letGo = null;
   if ((handled || answersIdle || answersLetGo) && reason === "idle" && typeof probeId === "string") {
+    // An observed turn the server says is over ended unseen here (its end never came): what it stored is read back,
+    // as when another request supersedes it (`endObservedBy`).
+    if (m.observed.streamId !== null) endObservedBy(m, "");
     m.dropObserved(false);
     m.turns.heldTurn = null;
     if (!m.probes.recovering) m.turns.recoveringTurn = null;

@@ -39,6 +39,8 @@ describe("resume rules", () => {
       onResumeNone(m, "idle", "p1");
       expect([m.observed.active, m.turns.heldTurn, io.flagsValue.serverStreaming]).toEqual([false, null, false]);
       expect([io.handshakes, m.handshake]).toEqual([["none"], null]);
+      // Its end never came here: what it stored is read back (the demo's agent going down mid-reply).
+      expect(io.reads).toMatchObject([{ always: false }]);
     });
 
     it("the same answer to the idle probe sent outside the transport counts too", () => {
