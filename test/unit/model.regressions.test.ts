@@ -436,6 +436,17 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.messages.map((message) => message.id)).toEqual(["s2"]);
   });
 
+  it("Rule (unnamed reply is protected): an edit's turn whose reply the AI SDK appended before its start named one still reads back at its end (seed 1147675844)", async () => {
+    // A send, a second send and an edit overlapped; another tab cleared. The AI SDK appended the edit's reply onto s1, which
+    // no start of the edit's named; its own start (s4) came later and, once the turn kept one reply record, renamed it
+    // without the mark, so its end read nothing back and s1, which the edit's list had deleted on the server, stayed.
+    const world = await play("send, up, turn, turn, turn, turn, otherClear, deliver 1, turn, otherSend 0 0, send, edit 0, deliver 3, deliver 1", {
+      seed: 165270055
+    });
+    expect(violations(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(world.server.stored.map((message) => message.id));
+  });
+
   it("Rule (rewrite retires): a regenerate that went out while this client's send was open reads back as it settles (seed 334558694)", async () => {
     // The send's reply began after the regenerate's list left without it; another tab stopped the send, and the regenerate's
     // list then deleted the reply the send stored. Nothing but a read says so (the sender gets no broadcast of its own turns).

@@ -126,7 +126,8 @@ function onLocalResponse<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFr
   if (frame.continuation && !terminal(frame)) m.placement.pinLast();
   const start = peekStart(frame);
   if (typeof start?.messageId === "string") {
-    turn.reply = { id: start.messageId, unnamed: false };
+    // Rule (unnamed reply is protected): a reply the AI SDK appended before any start named one still reads back at the end.
+    turn.reply = { id: start.messageId, unnamed: turn.reply?.unnamed === true };
     if (!frame.continuation) m.placement.protect(start.messageId, m.io.loading());
     resetForReplay(m, frame, start.messageId);
   }
