@@ -79,9 +79,14 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
  */
 export function endObservedBy<M extends UIMessage>(m: ChatModel<M>, id: string): void {
   const watched = m.observed.streamId;
-  if (watched === null || watched === id) return;
+  if (watched !== null && watched !== id) endObservedUnseen(m);
+}
+
+/** The observed turn is over and its end never came here: what it stored is read back (an ordered server sends it). */
+export function endObservedUnseen<M extends UIMessage>(m: ChatModel<M>): void {
+  const watched = m.observed.streamId !== null;
   m.dropObserved(false);
-  if (!m.base.exact) m.read(false);
+  if (watched && !m.base.exact) m.read(false);
 }
 
 /**

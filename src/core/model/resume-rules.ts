@@ -2,7 +2,7 @@ import type { UIMessage } from "ai";
 import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { attached, idle, isRunning, isStoppedTurn, observedEarly, pendingNamed } from "./continuation";
 import type { ChatModel, HandshakeAnswer } from "./index";
-import { endObservedBy, letGoIgnoredAck } from "./response-rules";
+import { endObservedBy, endObservedUnseen, letGoIgnoredAck } from "./response-rules";
 
 /** Rule (idle proves nothing runs): whether `probeId` answers the idle probe, which then waits no more. */
 function answersIdleProbe<M extends UIMessage>(m: ChatModel<M>, probeId: string | undefined): boolean {
@@ -88,10 +88,8 @@ export function onResumeNone<M extends UIMessage>(m: ChatModel<M>, reason: strin
   const answersLetGo = probeId !== undefined && probeId === m.probes.letGo;
   if (answersLetGo) m.probes.letGo = null;
   if ((handled || answersIdle || answersLetGo) && reason === "idle" && typeof probeId === "string") {
-    // An observed turn the server says is over ended unseen here (its end never came): what it stored is read back,
-    // as when another request supersedes it (`endObservedBy`).
-    if (m.observed.streamId !== null) endObservedBy(m, "");
-    m.dropObserved(false);
+    // An observed turn the server says is over ended unseen here, as when another request supersedes it.
+    endObservedUnseen(m);
     m.turns.heldTurn = null;
     if (!m.probes.recovering) m.turns.recoveringTurn = null;
     if (m.continuation.kind === "observed") m.continuation = idle;

@@ -293,7 +293,7 @@ export function localClear<M extends UIMessage>(
     turn.clear = true;
     // The AI SDK streams on into the reply a local request named: a second clear before its end still finds it.
     const reply = replies.get(id);
-    turn.reply = reply === undefined ? null : { id: reply, unnamed: turn.reply?.unnamed === true };
+    turn.reply = reply === undefined ? null : { id: reply, unnamed: false };
   }
   m.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
