@@ -284,7 +284,7 @@ export class ChatSession<M extends UIMessage> {
       case "resuming":
         return onStreamResuming(m, frame.id, frame.probeId);
       case "response": {
-        const followed = m.turns.isLocal(frame.id);
+        const followed = m.turns.isRunning(frame.id);
         const readBack = onResponse(m, frame);
         if (m.turns.cutTurnEnded(frame, followed) && this.#state.status === "error") {
           // The reply shows before the status says it is over.

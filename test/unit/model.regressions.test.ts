@@ -490,6 +490,24 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.messages.map((message) => message.id)).toEqual(["s4"]);
   });
 
+  it("Rule (own request offered): the idle probe's answer that offers this client's running request parked the socket, and is ACKed (seed 68999617)", async () => {
+    // Without resume the reopened socket asks once whether a turn still runs; the server answers with this client's
+    // next send, which had started meanwhile, and withholds its chunks from that socket until an ACK.
+    const world = await play("send, cut, regenerate, up, turn, reopen, up, turn, turn, send, otherClear, up, turn, otherSetMessages 0 891");
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s1", "u1", "u4", "s3"]);
+  });
+
+  for (const server of ["stock", "ordered"] as const) {
+    it(`Rule (a cut is not a failure): a stopped request the close cut off that then completes readies the chat a resumed older turn's failure left in error (seed 942806551, ${server})`, async () => {
+      // stop() let go of all three sends; the close errored the streams the AI SDK still read; the resume took the first,
+      // which failed; the second then ran to completion. A stopped turn is followed no further, so its end, not its first chunk, settles the cut.
+      const world = await play("stop, send, send, send, up, stop, up, cut, turn, fail", { resume: true, ordered: server === "ordered" });
+      expect(strictly(world)).toEqual([]);
+      expect([world.session.chat.status, world.server.stored.map((message) => message.id)]).toEqual(["ready", ["u1", "u3", "u5", "s2"]]);
+    });
+  }
+
   for (const [what, steps] of [
     ["answers", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0"],
     ["fails", "store 3, send, store 3, restart 0, store 1, store 3, failRead 0, reopen, deliver 1, failRead 0"]

@@ -252,7 +252,8 @@ export class Turns {
   }
 
   /**
-   * A response frame was handled (`followed`: this client followed it as its own when it came). Returns true
+   * A response frame was handled (`followed`: the AI SDK rendered it when it came; a stopped turn is followed
+   * no further, so its end settles the cut, not its first chunk). Returns true
    * when it completed a cut turn that nothing follows (one that is followed ends the AI SDK's request itself):
    * the chat is then ready, whatever a stream in between ended with (a resumed older turn that failed
    * meanwhile). A newer request of this client's cannot have ended before it: the server runs turns in order.

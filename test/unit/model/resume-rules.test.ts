@@ -176,7 +176,7 @@ describe("resume rules", () => {
         }
       });
 
-      it("leaves one it stopped, one the transport ACKed, and an answer to a probe alone", () => {
+      it("leaves one it stopped, one the transport ACKed, and the waiting handshake's answer alone", () => {
         const stopped = makeModel();
         stopped.local.add("mine");
         stopped.m.turns.stopping(["mine"]);
@@ -187,8 +187,20 @@ describe("resume rules", () => {
         onStreamResuming(acked.m, "mine", undefined);
         const probed = makeModel();
         probed.local.add("mine");
+        awaitHandshake(probed.m, "p1");
         onStreamResuming(probed.m, "mine", "p1");
-        expect([stopped.io.sent, acked.io.sent, probed.io.sent]).toEqual([[], [], []]);
+        expect([stopped.io.sent, acked.io.sent]).toEqual([[], []]);
+        // The handshake takes its own answer (rule: the handshake takes the offer): the ACK is the resume's.
+        expect([probed.m.handshake, probed.m.turns.get("mine")?.replay.kind]).toEqual([null, "resumed"]);
+      });
+
+      it("ACKs one the idle probe's answer offers: that answer parked the socket too (seed 68999617)", () => {
+        const { m, io, local } = makeModel({ settings: { resume: false } });
+        local.add("mine");
+        m.probes.idleId = "idle-1";
+        onStreamResuming(m, "mine", "idle-1");
+        expect(io.sent).toEqual([{ type: "cf_agent_stream_resume_ack", id: "mine" }]);
+        expect([m.probes.idleId, m.turns.heldTurn, m.turns.get("mine")?.replay.kind]).toEqual([null, null, "self"]);
       });
     });
   });
