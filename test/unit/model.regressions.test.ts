@@ -498,6 +498,14 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.messages.map((message) => message.id)).toEqual(["s1", "u1", "u4", "s3"]);
   });
 
+  it("Rule (a clear's interrupted turns): another tab's turn a received clear interrupted keeps the reply it was shown as, so this tab's clear before its end lets the partial reply it stores after that clear show (seed 2078348348)", async () => {
+    // Another tab cleared while its reply s1 streamed; a stale list put s1 back; this tab cleared too; the aborted
+    // turn then stored its partial s1 after both clears, and the read its end made carried it.
+    const world = await play("otherSend, otherSend, turn, deliver 1, turn, deliver 4, turn, setMessages 855, otherClear, up, otherSend, deliver 3, clear", { seed: 1230477861 });
+    expect(strictly(world)).toEqual([]);
+    expect(world.messages.map((message) => message.id)).toEqual(["s1"]);
+  });
+
   for (const server of ["stock", "ordered"] as const) {
     it(`Rule (a cut is not a failure): a stopped request the close cut off that then completes readies the chat a resumed older turn's failure left in error (seed 942806551, ${server})`, async () => {
       // stop() let go of all three sends; the close errored the streams the AI SDK still read; the resume took the first,

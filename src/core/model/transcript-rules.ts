@@ -74,13 +74,13 @@ export function applyMessageUpdate<M extends UIMessage>(m: ChatModel<M>, updated
  * Rule (reset on clear): a clear, sent or received: the transcript and every intent and record of it go. Returns the queued sends dropped.
  * Rule (held and recovering turns): the clear cancels every turn, also one this socket cannot see (its skipped done goes to the socket that sent it).
  */
-export function resetTranscript<M extends UIMessage>(m: ChatModel<M>): Array<QueuedSend<M>> {
+export function resetTranscript<M extends UIMessage>(m: ChatModel<M>, interrupted: Array<string | null> = []): Array<QueuedSend<M>> {
   cacheGivesWay(m);
   m.base.replacedLocally();
   m.replace([]);
   m.tools.reset();
   m.continuation = idle;
-  m.turns.reset();
+  m.turns.reset(interrupted);
   m.placement.reset();
   m.base.forget();
   return m.intents.reset();
@@ -115,9 +115,8 @@ export function receivedClear<M extends UIMessage>(m: ChatModel<M>, version?: nu
   const interrupted = [...m.turns.local, ...m.turns.openTurns()];
   m.dropObserved(false);
   m.flags({ recovering: false });
-  const dropped = resetTranscript(m);
   // Rule (received clear): this client's own turn it aborted (also one it stopped or watched, which may still run) may store its partial reply after the clear went out, unseen by its sender: its end reads back.
-  for (const id of interrupted) m.turns.at(id).clear = true;
+  const dropped = resetTranscript(m, interrupted);
   if (!m.base.exact) m.read(true);
   return dropped;
 }
@@ -278,23 +277,13 @@ export function localClear<M extends UIMessage>(
   const extended = m.messages.findLast((message) => message.role === "assistant")?.id;
   // The server stores the interrupted turn's partial reply after it empties the transcript: that one may come back,
   // whether this client streams it, watches it, or lost sight of it with a socket drop (a held turn).
-  const replies = new Map<string, string>();
   for (const id of [...interrupted, turns.active, m.observed.streamId, turns.heldTurn]) {
     if (id === null) continue;
     const turn = turns.get(id);
     const reply = turn?.reply?.id ?? turn?.shown ?? (id === m.observed.streamId ? m.observed.message?.id : undefined);
     if (reply != null) cleared.delete(reply);
-    if (turn?.reply) replies.set(id, turn.reply.id);
   }
-  const dropped = resetTranscript(m);
-  for (const id of interrupted) {
-    if (!id) continue;
-    const turn = turns.at(id);
-    turn.clear = true;
-    // The AI SDK streams on into the reply a local request named: a second clear before its end still finds it.
-    const reply = replies.get(id);
-    turn.reply = reply === undefined ? null : { id: reply, unnamed: false };
-  }
+  const dropped = resetTranscript(m, interrupted);
   m.send({ type: CHAT_MESSAGE_TYPES.CHAT_CLEAR });
   // Rule (local clear): also with nothing on screen, a broadcast the server sent before the clear may still come.
   const read = m.link.open && canRead && !m.base.exact;

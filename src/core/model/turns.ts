@@ -509,13 +509,20 @@ export class Turns {
 
   /**
    * Rule (reset on clear): a reset forgets what each turn did for the old transcript. Who follows a turn, where
-   * its resumed stream's replay stands, its reported end and whether a later request superseded it stay.
+   * its resumed stream's replay stands, its reported end and whether a later request superseded it stay, and
+   * so does what the clear that reset it `interrupted` may still store.
    */
-  reset(): void {
-    for (const turn of this.#turns.values()) {
-      const { follow, delivered, reported, superseded, cut } = turn;
+  reset(interrupted: Iterable<string | null> = []): void {
+    const kept = new Set(interrupted);
+    for (const [id, turn] of this.#turns) {
+      const { follow, delivered, reported, superseded, cut, reply, shown } = turn;
       Object.assign(turn, fresh(), { follow, delivered, reported, superseded, cut });
+      // Rule (a clear's interrupted turns): each may store its partial reply after the clear emptied the transcript,
+      // under the id it streamed into here (the AI SDK streams on into it) or was shown as (seed 2078348348: a
+      // second clear before its end still finds it); its end reads back.
+      if (kept.has(id)) Object.assign(turn, { clear: true, reply: reply && { id: reply.id, unnamed: false }, shown });
     }
+    for (const id of kept) if (id !== null && !this.#turns.has(id)) this.at(id).clear = true;
     this.endedReplies.clear();
     this.unnamedReplies.clear();
     this.rebuilt.clear();

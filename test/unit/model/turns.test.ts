@@ -238,6 +238,20 @@ describe("Turns", () => {
     expect([streams.endedReplies.size, streams.deferredEnds.length]).toEqual([0, 0]);
   });
 
+  it("Rule (a clear's interrupted turns): a reset by a clear keeps what each turn it interrupted may still store, and marks its end to read back", () => {
+    const turns = new Turns();
+    Object.assign(turns.at("watched"), { shown: "s1" });
+    Object.assign(turns.at("mine"), { reply: { id: "a", unnamed: true } });
+    Object.assign(turns.at("other"), { shown: "s2" });
+    turns.reset(["watched", "mine", "new", null]);
+    expect(["watched", "mine", "other", "new"].map((id) => [turns.get(id)?.clear, turns.get(id)?.reply, turns.get(id)?.shown])).toEqual([
+      [true, null, "s1"],
+      [true, { id: "a", unnamed: false }, null],
+      [false, null, null],
+      [true, null, null]
+    ]);
+  });
+
   describe("who follows a turn", () => {
     it("the AI SDK follows a request from its start; a stop keeps it this client's until its end, whose read-back stays owed", () => {
       const turns = new Turns();
