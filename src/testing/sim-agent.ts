@@ -45,6 +45,8 @@ interface Turn {
   fail: "thrown" | "in-band" | null;
   /** A scripted failure: set as `fail` once that many chunks went out. */
   failAt: ScriptedReply["fail"] | null;
+  /** Writes a scripted turn's `plan` and `failAt` when it starts (null: written already). */
+  script: (() => void) | null;
   started: boolean;
 }
 
@@ -242,21 +244,31 @@ export class SimAgent {
   private turn(requestId: string, sender: Sender, continuation: boolean, shape: number): Turn {
     const replyId = this.newId("s");
     const newCallId = () => this.newId("call");
-    const scripted = this.world.replyFor?.({ requestId, replyId, continuation, messages: clone(this.stored), newCallId });
-    return {
+    const turn: Turn = {
       requestId,
       sender,
       continuation,
       replyId,
-      plan: scripted ? scripted.chunks : replyPlan(replyId, shape, continuation, newCallId),
+      plan: [],
       next: 0,
       bodies: [],
       message: { id: replyId, role: "assistant", parts: [] },
       abort: null,
       fail: null,
-      failAt: scripted?.fail ?? null,
+      failAt: null,
+      script: null,
       started: false
     };
+    const plan = (scripted: ScriptedReply | undefined) => {
+      turn.plan = scripted ? scripted.chunks : replyPlan(replyId, shape, continuation, newCallId);
+      turn.failAt = scripted?.fail ?? null;
+    };
+    // A driver's script is asked when the turn starts, with the transcript stored then, as `onChatMessage` reads
+    // `this.messages`: a tool approval answered while the turn before it streamed is in it (the docs playground).
+    const replyFor = this.world.replyFor?.bind(this.world);
+    if (replyFor) turn.script = () => plan(replyFor({ requestId, replyId, continuation, messages: clone(this.stored), newCallId }));
+    else plan(undefined);
+    return turn;
   }
 
   /** `early`: the aborted turn stores its partial reply and ends before the clear is broadcast (both orders happen). */
@@ -431,6 +443,8 @@ export class SimAgent {
         return true;
       }
       next.started = true;
+      next.script?.();
+      next.script = null;
       if (next.continuation) {
         // A continuation extends the last assistant message, wherever it stands (`_createStreamingAssistantMessage`), else starts one.
         const last = this.stored.findLast((message) => message.role === "assistant");

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { build } from "esbuild";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { effectScope } from "vue";
-import { useAgentChat } from "../../src";
+import { getToolApproval, useAgentChat } from "../../src";
 import type { UIMessage } from "ai";
 import { createTestAgent, type Reply, type TestAgent } from "../../src/testing";
 import { pageInNode } from "../support/node-renderer";
@@ -136,3 +136,34 @@ describe("agents-vue/testing stays out of apps", () => {
     expect(result.outputFiles[0]!.text).not.toContain("agents-vue/testing");
   });
 });
+
+describe("agents-vue/testing: a reply function reads the transcript its turn starts from", () => {
+  it("sees a tool approval answered while the turn before it still streamed (the docs playground's delete)", async () => {
+    const seen: string[] = [];
+    const agent = createTestAgent({
+      pace: "manual",
+      reply: (turn) => {
+        if (!turn.continuation) return [{ type: "tool-call", toolName: "deleteFile", input: {}, toolCallId: "del-1", needsApproval: true }, { type: "text", text: "Waiting." }];
+        const part = turn.messages.at(-1)?.parts.find((candidate) => candidate.type === "tool-deleteFile") as { state?: string } | undefined;
+        seen.push(part?.state ?? "none");
+        return "Deleted.";
+      }
+    });
+    const scope = effectScope();
+    const chat = scope.run(() => useAgentChat({ agent: agent.socket, throttle: false }))!;
+    cleanups.push(() => scope.stop(), () => agent.dispose());
+    await agent.settled();
+    void chat.sendMessage({ text: "Delete notes.txt" });
+    const approvalOf = () => chat.messages.value.at(-1)?.parts.map((part) => getToolApproval(part)).find(Boolean);
+    while (!approvalOf()) await agent.advance(1);
+    expect(chat.status.value).toBe("streaming");
+    await chat.addToolApprovalResponse({ id: approvalOf()!.id, approved: true });
+    await agent.advance("turn");
+    await agent.advance("turn");
+    await agent.settled();
+    expect(seen).toEqual(["approval-responded"]);
+    expect(textOfMessage(chat.messages.value.at(-1))).toContain("Deleted.");
+  });
+});
+
+const textOfMessage = (message: UIMessage | undefined) => (message?.parts ?? []).map((part) => (part.type === "text" ? part.text : "")).join("");
