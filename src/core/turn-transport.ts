@@ -96,7 +96,13 @@ export class TurnTransport<M extends UIMessage> implements ChatTransport<M> {
   deliver(frame: ResponseFrame): void {
     const followed = this.#followed.get(frame.id);
     if (!followed) return;
-    if (frame.error || frame.done) this.#model.turns.at(frame.id).applied = null;
+    const ends = frame.error || frame.done;
+    // Rule (a stopped turn is followed no further, issue 22, 3): stop() stops every request of this client's, also one
+    // the AI SDK no longer calls active; its stream gets only its end (seed 2105573837: a delta without its text-start).
+    if (!ends && !this.#model.turns.isRunning(frame.id)) return;
+    // Rule (a probe that finds nothing keeps the error): until a request starts, or one sent before it streams (seed 1752099536).
+    if (followed.kind === "request") this.#keptError = undefined;
+    if (ends) this.#model.turns.at(frame.id).applied = null;
     if (frame.error) return this.#end(followed, (stream) => stream.fail(frame.body || "Stream error"));
     if (followed.kind === "request" || !this.#droppedAsApplied(followed, frame)) followed.stream.push(frame);
     if (frame.done) this.#end(followed, (stream) => stream.end());

@@ -506,6 +506,22 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect(world.messages.map((message) => message.id)).toEqual(["s1"]);
   });
 
+  it("Rule (a probe that finds nothing keeps the error): a send that streams while the reconnect's resume waits ends the error that resume would put back (seed 1752099536, ordered)", async () => {
+    // The regenerate failed while the send after it was out; the resume the reconnect started then found that send
+    // (its own stream took it) and timed out with nothing: it put the regenerate's error back over a completed reply.
+    const world = await play("up, deliver 2, send, up, cut, regenerate, reopen, otherClear, up, turn, send, fail", { resume: true, ordered: true });
+    expect(strictly(world)).toEqual([]);
+    expect([world.session.chat.status, world.messages.map((message) => message.id)]).toEqual(["ready", ["u1", "u4", "s3"]]);
+  });
+
+  it("Rule (a stopped turn is followed no further): stop() stops a request the AI SDK no longer calls active, and its later chunks do not reach the AI SDK (seed 2105573837, stock)", async () => {
+    // The resume took another tab's turn after this tab's regenerate went out, so the AI SDK's stop() aborted that resume;
+    // the regenerate ran on, its first chunks withheld from a socket its probe parked: a delta alone broke the AI SDK's stream.
+    const world = await play("otherSend, up, restart 0, turn, regenerate, reopen, otherClear, up, turn, up, turn, turn, deliver 1, stop", { resume: true });
+    expect(strictly(world)).toEqual([]);
+    expect([world.session.chat.status, world.session.chat.error]).toEqual(["ready", undefined]);
+  });
+
   for (const server of ["stock", "ordered"] as const) {
     it(`Rule (a cut is not a failure): a stopped request the close cut off that then completes readies the chat a resumed older turn's failure left in error (seed 942806551, ${server})`, async () => {
       // stop() let go of all three sends; the close errored the streams the AI SDK still read; the resume took the first,

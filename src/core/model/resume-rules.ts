@@ -108,14 +108,14 @@ export function onStreamResuming<M extends UIMessage>(m: ChatModel<M>, id: strin
   if (turns.heldTurn !== id) turns.heldTurn = null;
   endObservedBy(m, id);
   letGoIgnoredAck(m, id);
-  answersIdleProbe(m, probeId);
+  const idleAnswer = answersIdleProbe(m, probeId);
   if (cancelStoppedContinuation(m, id, probeId)) return;
   // Rule (own request offered): the server withholds a stream from a socket it offered it to until an
   // ACK; a request this client sent and still streams (a socket parked by a probe while it was pending)
   // is ACKed, never given to a probe: its transport stream takes the replay, which starts from chunk 0.
   // Not one it stopped, nor one ACKed already (by this rule, or by the transport: its ACK starts `seq`).
-  // The idle probe's answer parks the socket too (seed 68999617); the AI SDK's waiting handshake takes its own answer.
-  const own = turns.isLocal(id) && (probeId === undefined || m.handshake?.probeId !== probeId) ? turns.at(id) : undefined;
+  // So does the idle probe's answer (seed 68999617): no AI SDK resume waits for it.
+  const own = turns.isLocal(id) && (probeId === undefined || idleAnswer) ? turns.at(id) : undefined;
   if (own) {
     if (own.replay.kind !== "self" && own.follow.kind === "chat" && own.delivered === null) {
       turns.selfAcked(id);
