@@ -522,6 +522,20 @@ describe("counterexamples the model property test found with an ordered agent", 
     expect([world.session.chat.status, world.session.chat.error]).toEqual(["ready", undefined]);
   });
 
+  it("Rule (stop before start): a stopped continuation whose probe was answered by the turn before it starts unannounced, and ends the wait (seed 2105573837, ordered)", async () => {
+    // stop() came after a tool output and before its continuation started: the probe asked which turn was pending,
+    // the agent offered the regenerate still running, and the continuation then streamed with no offer to this client.
+    const world = await play("send, up, turn, restart 0, reopen, turn, turn, regenerate, turn, turn, turn, deliver 1, turn, fail, turn, deliver 1, deliver 1, up, toolOutput 0, turn, stop", { autoContinue: true, replyShapes: [4], ordered: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.inside.model.continuation.kind).toBe("idle");
+  });
+
+  it("Rule (stop before start): the stop's probe answered with another tab's running turn leaves the continuation to run, and the wait ends when it does (was the limitation stopped-continuation-unnamed)", async () => {
+    const world = await play("otherSend 0 396, turn, turn, turn, turn, turn, turn, turn, deliver 2, deliver 2, deliver 4, toolOutput 0, stop", { autoContinue: true });
+    expect(strictly(world)).toEqual([]);
+    expect(world.inside.model.continuation.kind).toBe("idle");
+  });
+
   for (const server of ["stock", "ordered"] as const) {
     it(`Rule (a cut is not a failure): a stopped request the close cut off that then completes readies the chat a resumed older turn's failure left in error (seed 942806551, ${server})`, async () => {
       // stop() let go of all three sends; the close errored the streams the AI SDK still read; the resume took the first,

@@ -1,4 +1,5 @@
 import type { UIMessage } from "ai";
+import * as CHAT_MESSAGE_TYPES from "../frame-types";
 import { type ResponseFrame, chunkOf, isRecord } from "../frames";
 import { readDelta } from "../turn-stream";
 import { collapseReplayedText } from "../transcript";
@@ -19,6 +20,21 @@ function peekStart(frame: ResponseFrame): { messageId?: unknown } | undefined {
 }
 
 /**
+ * Rule (stop before start): a stopped continuation's turn can start with no offer to this client (its probe's
+ * answer offered the turn before it; seed 2105573837, ordered). Its live frames decide: the turn the server
+ * named as pending is cancelled as at its offer; with none named it is left to run and is rendered, as upstream
+ * leaves it (another tab's continuation looks the same, and is not this client's to cancel).
+ */
+function stoppedContinuationRuns<M extends UIMessage>(m: ChatModel<M>, frame: ResponseFrame): void {
+  const c = m.continuation;
+  if (c.kind !== "cancel-on-start" || !frame.continuation || (c.requestId !== null && c.requestId !== frame.id)) return;
+  m.continuation = idle;
+  if (c.requestId === null) return;
+  m.turns.stopping([frame.id]);
+  m.send({ type: CHAT_MESSAGE_TYPES.CHAT_REQUEST_CANCEL, id: frame.id });
+}
+
+/**
  * A `cf_agent_use_chat_response` frame. This client's own requests are
  * rendered by the transport (the rules keep the books); any other request is
  * rendered by the observed-turn overlay. Returns what the stream's end reads back.
@@ -34,6 +50,7 @@ export function onResponse<M extends UIMessage>(m: ChatModel<M>, frame: Response
   if (runsLive(frame)) {
     endObservedBy(m, id);
     letGoIgnoredAck(m, id);
+    if (!local) stoppedContinuationRuns(m, frame);
   }
   const ended = turns.turnEnd(frame);
   if (ended) {
